@@ -1,0 +1,392 @@
+using System;
+using System.Buffers.Binary;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using WhereAllocation.Interop;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// The identity of a peer: address family, 16 address bytes, port and IPv6 scope id, as an
+    /// immutable value. It is copied, never aliased, so a key kept in a table can never be changed by
+    /// a later receive. Equality is by value; <see cref="GetHashCode"/> is keyed with a random seed
+    /// chosen once per process (SipHash-1-3), so senders cannot pick addresses that collide.
+    /// </summary>
+    /// <remarks>
+    /// Nothing here allocates except the members that say so: <see cref="ToIPEndPoint"/>,
+    /// <see cref="ToIPAddress"/>, <see cref="ToSocketAddress"/> and <see cref="ToString"/>.
+    /// An IPv4 sender seen through a dual-mode socket is an IPv6 key in IPv4-mapped form
+    /// (<c>::ffff:a.b.c.d</c>); <see cref="MapToIPv4"/> gives the IPv4 key, which is a different value.
+    /// </remarks>
+    [StructLayout(LayoutKind.Auto)]
+    public readonly struct EndPointKey : IEquatable<EndPointKey>
+    {
+        private const byte FamilyNone = 0;
+        private const byte FamilyV4 = 4;
+        private const byte FamilyV6 = 6;
+
+        // Address bytes in network order, read into two words in the machine's byte order.
+        private readonly ulong _a0;
+        private readonly ulong _a1;
+        private readonly uint _scopeId;
+        private readonly ushort _port;
+        private readonly byte _family;
+
+        private EndPointKey(byte family, ulong a0, ulong a1, ushort port, uint scopeId)
+        {
+            _family = family;
+            _a0 = a0;
+            _a1 = a1;
+            _port = port;
+            _scopeId = scopeId;
+        }
+
+        /// <summary>An IPv4 key from four address bytes in network order.</summary>
+        /// <exception cref="ArgumentException"><paramref name="address"/> is not 4 bytes long.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="port"/> is not 0..65535.</exception>
+        public static EndPointKey IPv4(ReadOnlySpan<byte> address, int port)
+        {
+            if (address.Length != 4) throw new ArgumentException("An IPv4 address is 4 bytes.", nameof(address));
+            CheckPort(port);
+            return new EndPointKey(FamilyV4, MemoryMarshal.Read<uint>(address), 0, (ushort)port, 0);
+        }
+
+        /// <summary>An IPv4 key <c>a.b.c.d:port</c>.</summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="port"/> is not 0..65535.</exception>
+        public static EndPointKey IPv4(byte a, byte b, byte c, byte d, int port)
+        {
+            CheckPort(port);
+            Span<byte> bytes = stackalloc byte[4];
+            bytes[0] = a; bytes[1] = b; bytes[2] = c; bytes[3] = d;
+            return new EndPointKey(FamilyV4, MemoryMarshal.Read<uint>(bytes), 0, (ushort)port, 0);
+        }
+
+        /// <summary>An IPv6 key from sixteen address bytes in network order.</summary>
+        /// <exception cref="ArgumentException"><paramref name="address"/> is not 16 bytes long.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="port"/> is not 0..65535.</exception>
+        public static EndPointKey IPv6(ReadOnlySpan<byte> address, int port, uint scopeId = 0)
+        {
+            if (address.Length != 16) throw new ArgumentException("An IPv6 address is 16 bytes.", nameof(address));
+            CheckPort(port);
+            return new EndPointKey(FamilyV6, MemoryMarshal.Read<ulong>(address), MemoryMarshal.Read<ulong>(address.Slice(8)), (ushort)port, scopeId);
+        }
+
+        /// <summary>The key of an <see cref="IPAddress"/> and port. Does not allocate.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="address"/> is null.</exception>
+        /// <exception cref="ArgumentException">The address is neither IPv4 nor IPv6.</exception>
+        public static EndPointKey FromIPAddress(IPAddress address, int port)
+        {
+            if (address == null) throw new ArgumentNullException(nameof(address));
+            Span<byte> bytes = stackalloc byte[16];
+            if (!address.TryWriteBytes(bytes, out int written)) throw new ArgumentException("The address could not be read.", nameof(address));
+            if (address.AddressFamily == AddressFamily.InterNetwork && written == 4) return IPv4(bytes.Slice(0, 4), port);
+            if (address.AddressFamily == AddressFamily.InterNetworkV6 && written == 16) return IPv6(bytes, port, (uint)address.ScopeId);
+            throw new ArgumentException("Only IPv4 and IPv6 addresses make endpoint keys.", nameof(address));
+        }
+
+        /// <summary>The key of an <see cref="IPEndPoint"/>. Does not allocate.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="endPoint"/> is null.</exception>
+        public static EndPointKey FromIPEndPoint(IPEndPoint endPoint)
+        {
+            if (endPoint == null) throw new ArgumentNullException(nameof(endPoint));
+            if (endPoint is IPEndPointNonAlloc nonAlloc) return nonAlloc.CurrentKey;
+            return FromIPAddress(endPoint.Address, endPoint.Port);
+        }
+
+        /// <summary>The key held in a runtime <see cref="SocketAddress"/> of family InterNetwork or InterNetworkV6. Does not allocate.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socketAddress"/> is null.</exception>
+        /// <exception cref="ArgumentException">The family is not IPv4/IPv6 or the address is too short.</exception>
+        public static EndPointKey FromSocketAddress(SocketAddress socketAddress)
+        {
+            if (socketAddress == null) throw new ArgumentNullException(nameof(socketAddress));
+            // Family, port (2..3, network order), IPv4 (4..7), IPv6 (8..23) and scope (24..27) sit at the
+            // same offsets in Mono's and .NET's SocketAddress; only the family bytes differ, so read Family.
+            AddressFamily family = socketAddress.Family;
+            if (family == AddressFamily.InterNetwork)
+            {
+                if (socketAddress.Size < SockaddrLayout.IPv4Size) throw new ArgumentException("The IPv4 socket address is too short.", nameof(socketAddress));
+                Span<byte> a = stackalloc byte[4];
+                for (int i = 0; i < 4; i++) a[i] = socketAddress[SockaddrLayout.IPv4AddressOffset + i];
+                return new EndPointKey(FamilyV4, MemoryMarshal.Read<uint>(a), 0, ReadPort(socketAddress), 0);
+            }
+            if (family == AddressFamily.InterNetworkV6)
+            {
+                if (socketAddress.Size < SockaddrLayout.IPv6Size) throw new ArgumentException("The IPv6 socket address is too short.", nameof(socketAddress));
+                Span<byte> a = stackalloc byte[20];
+                for (int i = 0; i < 16; i++) a[i] = socketAddress[SockaddrLayout.IPv6AddressOffset + i];
+                for (int i = 0; i < 4; i++) a[16 + i] = socketAddress[SockaddrLayout.IPv6ScopeIdOffset + i];
+                return new EndPointKey(FamilyV6, MemoryMarshal.Read<ulong>(a), MemoryMarshal.Read<ulong>(a.Slice(8)), ReadPort(socketAddress), MemoryMarshal.Read<uint>(a.Slice(16)));
+            }
+            throw new ArgumentException("Only InterNetwork and InterNetworkV6 socket addresses make endpoint keys.", nameof(socketAddress));
+        }
+
+        private static ushort ReadPort(SocketAddress socketAddress)
+        {
+            return (ushort)((socketAddress[SockaddrLayout.PortOffset] << 8) | socketAddress[SockaddrLayout.PortOffset + 1]);
+        }
+
+        /// <summary>
+        /// Reads an OS <c>sockaddr_in</c> or <c>sockaddr_in6</c> laid out as <paramref name="format"/> says.
+        /// Returns false for another family or too few bytes. Does not allocate.
+        /// </summary>
+        public static bool TryReadSockaddr(ReadOnlySpan<byte> sockaddr, SockaddrFormat format, out EndPointKey key)
+        {
+            key = default;
+            if (sockaddr.Length < 2) return false;
+            int family;
+            switch (format)
+            {
+                case SockaddrFormat.Linux: family = MemoryMarshal.Read<ushort>(sockaddr); break;
+                case SockaddrFormat.Bsd: family = sockaddr[1]; break;
+                case SockaddrFormat.Windows: family = BinaryPrimitives.ReadUInt16LittleEndian(sockaddr); break;
+                default: throw new ArgumentOutOfRangeException(nameof(format));
+            }
+
+            if (family == SockaddrLayout.LinuxAfInet) // AF_INET is 2 in all three formats
+            {
+                if (sockaddr.Length < SockaddrLayout.IPv4Size) return false;
+                key = new EndPointKey(FamilyV4, MemoryMarshal.Read<uint>(sockaddr.Slice(SockaddrLayout.IPv4AddressOffset)), 0,
+                    BinaryPrimitives.ReadUInt16BigEndian(sockaddr.Slice(SockaddrLayout.PortOffset)), 0);
+                return true;
+            }
+
+            if (family == Inet6(format))
+            {
+                if (sockaddr.Length < SockaddrLayout.IPv6Size) return false;
+                key = new EndPointKey(FamilyV6,
+                    MemoryMarshal.Read<ulong>(sockaddr.Slice(SockaddrLayout.IPv6AddressOffset)),
+                    MemoryMarshal.Read<ulong>(sockaddr.Slice(SockaddrLayout.IPv6AddressOffset + 8)),
+                    BinaryPrimitives.ReadUInt16BigEndian(sockaddr.Slice(SockaddrLayout.PortOffset)),
+                    MemoryMarshal.Read<uint>(sockaddr.Slice(SockaddrLayout.IPv6ScopeIdOffset)));
+                return true;
+            }
+
+            return false;
+        }
+
+        /// <summary>
+        /// Writes this key as an OS <c>sockaddr_in</c> (16 bytes) or <c>sockaddr_in6</c> (28 bytes) in
+        /// <paramref name="format"/>, zeroing the rest, and returns the length written. Does not allocate.
+        /// </summary>
+        /// <exception cref="InvalidOperationException">This is the default (empty) key.</exception>
+        /// <exception cref="ArgumentException"><paramref name="destination"/> is too small.</exception>
+        public int WriteSockaddr(Span<byte> destination, SockaddrFormat format)
+        {
+            if (_family == FamilyNone) throw new InvalidOperationException("The default EndPointKey has no address.");
+            int size = _family == FamilyV4 ? SockaddrLayout.IPv4Size : SockaddrLayout.IPv6Size;
+            if (destination.Length < size) throw new ArgumentException("The destination is smaller than the socket address.", nameof(destination));
+            destination.Slice(0, size).Clear();
+
+            int family = _family == FamilyV4 ? SockaddrLayout.LinuxAfInet : Inet6(format);
+            switch (format)
+            {
+                case SockaddrFormat.Linux:
+                    ushort hostOrder = (ushort)family;
+                    Store(destination, hostOrder);
+                    break;
+                case SockaddrFormat.Bsd: destination[0] = (byte)size; destination[1] = (byte)family; break;
+                case SockaddrFormat.Windows: BinaryPrimitives.WriteUInt16LittleEndian(destination, (ushort)family); break;
+                default: throw new ArgumentOutOfRangeException(nameof(format));
+            }
+
+            BinaryPrimitives.WriteUInt16BigEndian(destination.Slice(SockaddrLayout.PortOffset), _port);
+            if (_family == FamilyV4)
+            {
+                uint a = (uint)_a0;
+                Store(destination.Slice(SockaddrLayout.IPv4AddressOffset), a);
+            }
+            else
+            {
+                ulong a0 = _a0, a1 = _a1;
+                uint scope = _scopeId;
+                Store(destination.Slice(SockaddrLayout.IPv6AddressOffset), a0);
+                Store(destination.Slice(SockaddrLayout.IPv6AddressOffset + 8), a1);
+                Store(destination.Slice(SockaddrLayout.IPv6ScopeIdOffset), scope);
+            }
+            return size;
+        }
+
+        // MemoryMarshal.Write takes 'ref' on netstandard2.1 and 'in' on .NET 8; one helper serves both.
+        private static void Store(Span<byte> destination, ushort value) => MemoryMarshal.Cast<byte, ushort>(destination.Slice(0, 2))[0] = value;
+
+        private static void Store(Span<byte> destination, uint value) => MemoryMarshal.Cast<byte, uint>(destination.Slice(0, 4))[0] = value;
+
+        private static void Store(Span<byte> destination, ulong value) => MemoryMarshal.Cast<byte, ulong>(destination.Slice(0, 8))[0] = value;
+
+        private static int Inet6(SockaddrFormat format)
+        {
+            switch (format)
+            {
+                case SockaddrFormat.Linux: return SockaddrLayout.LinuxAfInet6;
+                case SockaddrFormat.Bsd: return SockaddrLayout.DarwinAfInet6;
+                case SockaddrFormat.Windows: return SockaddrLayout.WindowsAfInet6;
+                default: throw new ArgumentOutOfRangeException(nameof(format));
+            }
+        }
+
+        /// <summary>
+        /// Overwrites <paramref name="socketAddress"/> (same family, large enough) with this key, byte by
+        /// byte, so that one <see cref="SocketAddress"/> can be reused for every datagram. Does not allocate.
+        /// </summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socketAddress"/> is null.</exception>
+        /// <exception cref="ArgumentException">The family differs or the address is too short.</exception>
+        public void CopyTo(SocketAddress socketAddress)
+        {
+            if (socketAddress == null) throw new ArgumentNullException(nameof(socketAddress));
+            if (socketAddress.Family != AddressFamily) throw new ArgumentException("The socket address has another family than the key.", nameof(socketAddress));
+            Span<byte> native = stackalloc byte[SockaddrLayout.StorageSize];
+            int size = WriteSockaddr(native, SockaddrFormat.Linux);
+            if (socketAddress.Size < size) throw new ArgumentException("The socket address is too short.", nameof(socketAddress));
+            // Skip the family bytes (0..1): each runtime writes them its own way, and they already match.
+            for (int i = 2; i < size; i++)
+            {
+                if (socketAddress[i] != native[i]) socketAddress[i] = native[i];
+            }
+        }
+
+        /// <summary>A new <see cref="SocketAddress"/> for this key. Allocates.</summary>
+        public SocketAddress ToSocketAddress()
+        {
+            var result = new SocketAddress(AddressFamily, _family == FamilyV4 ? SockaddrLayout.IPv4Size : SockaddrLayout.IPv6Size);
+            CopyTo(result);
+            return result;
+        }
+
+        /// <summary>The address family: InterNetwork, InterNetworkV6, or Unspecified for the default key.</summary>
+        public AddressFamily AddressFamily => _family == FamilyV4 ? AddressFamily.InterNetwork : _family == FamilyV6 ? AddressFamily.InterNetworkV6 : AddressFamily.Unspecified;
+
+        /// <summary>True for the default value, which names no endpoint.</summary>
+        public bool IsEmpty => _family == FamilyNone;
+
+        /// <summary>The port, 0..65535.</summary>
+        public int Port => _port;
+
+        /// <summary>The IPv6 scope id (interface index); 0 for IPv4.</summary>
+        public uint ScopeId => _scopeId;
+
+        /// <summary>True when this is an IPv6 key whose address is IPv4-mapped (<c>::ffff:a.b.c.d</c>).</summary>
+        public bool IsIPv4MappedToIPv6
+        {
+            get
+            {
+                if (_family != FamilyV6 || _a0 != 0) return false;
+                Span<byte> b = stackalloc byte[8];
+                ulong a1 = _a1;
+                Store(b, a1);
+                return b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0xff && b[5] == 0xff;
+            }
+        }
+
+        /// <summary>The IPv4 key of an IPv4-mapped IPv6 key; an IPv4 key itself is returned unchanged.</summary>
+        /// <exception cref="InvalidOperationException">The key is IPv6 and not IPv4-mapped, or empty.</exception>
+        public EndPointKey MapToIPv4()
+        {
+            if (_family == FamilyV4) return this;
+            if (!IsIPv4MappedToIPv6) throw new InvalidOperationException("Only an IPv4-mapped IPv6 key has an IPv4 form.");
+            Span<byte> b = stackalloc byte[8];
+            ulong a1 = _a1;
+            Store(b, a1);
+            return new EndPointKey(FamilyV4, MemoryMarshal.Read<uint>(b.Slice(4)), 0, _port, 0);
+        }
+
+        /// <summary>The IPv4-mapped IPv6 key (<c>::ffff:a.b.c.d</c>) of an IPv4 key; an IPv6 key is returned unchanged.</summary>
+        /// <exception cref="InvalidOperationException">The key is empty.</exception>
+        public EndPointKey MapToIPv6()
+        {
+            if (_family == FamilyV6) return this;
+            if (_family == FamilyNone) throw new InvalidOperationException("The default EndPointKey has no address.");
+            Span<byte> full = stackalloc byte[16];
+            full.Clear();
+            full[10] = 0xff;
+            full[11] = 0xff;
+            uint a = (uint)_a0;
+            Store(full.Slice(12), a);
+            return new EndPointKey(FamilyV6, MemoryMarshal.Read<ulong>(full), MemoryMarshal.Read<ulong>(full.Slice(8)), _port, 0);
+        }
+
+        /// <summary>
+        /// The key as a dual-mode socket reports it: IPv4-mapped keys become IPv4 keys, others are
+        /// unchanged. Two keys that name the same IPv4 sender are equal after this.
+        /// </summary>
+        public EndPointKey Canonical() => IsIPv4MappedToIPv6 ? MapToIPv4() : this;
+
+        /// <summary>Writes the address bytes (4 or 16, network order) into <paramref name="destination"/> and returns how many.</summary>
+        /// <exception cref="ArgumentException"><paramref name="destination"/> is too small.</exception>
+        public int CopyAddressBytes(Span<byte> destination)
+        {
+            int n = _family == FamilyV4 ? 4 : _family == FamilyV6 ? 16 : 0;
+            if (destination.Length < n) throw new ArgumentException("The destination is too small.", nameof(destination));
+            Span<byte> all = stackalloc byte[16];
+            ulong a0 = _a0, a1 = _a1;
+            Store(all, a0);
+            Store(all.Slice(8), a1);
+            all.Slice(0, n).CopyTo(destination);
+            return n;
+        }
+
+        /// <summary>The IPv4 address as the value of the legacy <see cref="IPAddress"/>(long) constructor. Zero for IPv6.</summary>
+        internal long IPv4AddressValue => _family == FamilyV4 ? (uint)_a0 : 0;
+
+        /// <summary>A new <see cref="IPAddress"/> for this key's address. Allocates.</summary>
+        /// <exception cref="InvalidOperationException">The key is empty.</exception>
+        public IPAddress ToIPAddress()
+        {
+            if (_family == FamilyV4) return new IPAddress((uint)_a0);
+            if (_family == FamilyNone) throw new InvalidOperationException("The default EndPointKey has no address.");
+            Span<byte> b = stackalloc byte[16];
+            CopyAddressBytes(b);
+            return new IPAddress(b, _scopeId);
+        }
+
+        /// <summary>A new <see cref="IPEndPoint"/> for this key. Allocates the endpoint and its address.</summary>
+        /// <exception cref="InvalidOperationException">The key is empty.</exception>
+        public IPEndPoint ToIPEndPoint() => new IPEndPoint(ToIPAddress(), _port);
+
+        /// <summary>True when both keys name the same family, address and scope id, whatever their ports.</summary>
+        internal bool HasSameAddress(in EndPointKey other)
+        {
+            return _a0 == other._a0 && _a1 == other._a1 && _family == other._family && _scopeId == other._scopeId;
+        }
+
+        /// <summary>Value equality of family, address, port and scope id.</summary>
+        public bool Equals(EndPointKey other)
+        {
+            return _a0 == other._a0 && _a1 == other._a1 && _port == other._port && _family == other._family && _scopeId == other._scopeId;
+        }
+
+        /// <inheritdoc />
+        public override bool Equals(object? obj) => obj is EndPointKey other && Equals(other);
+
+        /// <summary>A 64-bit hash keyed with this process's random seed. Equal keys hash equally within one process.</summary>
+        public ulong GetHashCode64()
+        {
+            return SeededHash.Hash(_a0, _a1, ((ulong)_scopeId << 32) | ((ulong)_port << 8) | _family);
+        }
+
+        /// <summary>A hash keyed with this process's random seed. Equal keys hash equally within one process.</summary>
+        public override int GetHashCode()
+        {
+            ulong h = GetHashCode64();
+            return (int)(h ^ (h >> 32));
+        }
+
+        /// <summary>Compares two keys by value.</summary>
+        public static bool operator ==(EndPointKey left, EndPointKey right) => left.Equals(right);
+
+        /// <summary>Compares two keys by value.</summary>
+        public static bool operator !=(EndPointKey left, EndPointKey right) => !left.Equals(right);
+
+        /// <summary><c>a.b.c.d:port</c> or <c>[v6%scope]:port</c>; "(none)" for the default key. Allocates.</summary>
+        public override string ToString()
+        {
+            if (_family == FamilyNone) return "(none)";
+            return _family == FamilyV4 ? ToIPAddress() + ":" + _port : "[" + ToIPAddress() + "]:" + _port;
+        }
+
+        private static void CheckPort(int port)
+        {
+            if ((uint)port > 65535) throw new ArgumentOutOfRangeException(nameof(port), port, "A port is 0..65535.");
+        }
+    }
+}

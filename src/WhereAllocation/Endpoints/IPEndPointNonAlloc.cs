@@ -1,0 +1,168 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// An <see cref="IPEndPoint"/> that a receive overwrites in place instead of allocating a new one:
+    /// pass the same instance to every <c>ReceiveFrom_NonAlloc</c> call and it names the sender of the
+    /// last datagram. Copy it with <see cref="DeepCopyIPEndPoint"/> (or keep <see cref="CurrentKey"/>)
+    /// before storing it: the instance itself changes on the next receive.
+    /// </summary>
+    /// <remarks>
+    /// <para>Receiving into it never allocates. Reading <see cref="Address"/>, <see cref="ToString"/> or
+    /// <see cref="DeepCopyIPEndPoint"/> may allocate: an <see cref="IPAddress"/> is built once per change of sender.</para>
+    /// <para><see cref="IPEndPoint.Address"/> is not virtual, so code that reads it through an
+    /// <see cref="IPEndPoint"/>-typed reference sees the address as of the last time this class built it
+    /// (construction, or a read of <see cref="Address"/>, <see cref="ToString"/>, <see cref="DeepCopyIPEndPoint"/>);
+    /// <see cref="IPEndPoint.Port"/>, <see cref="AddressFamily"/>, <see cref="Equals(object)"/> and
+    /// <see cref="GetHashCode"/> are always current.</para>
+    /// <para>One instance belongs to one receiving thread at a time.</para>
+    /// </remarks>
+    public class IPEndPointNonAlloc : IPEndPoint
+    {
+        /// <summary>
+        /// The current endpoint (after a receive: the last sender) as a <see cref="SocketAddress"/>,
+        /// kept up to date in place after every receive on every path, without allocating. Its hash is
+        /// stable for one sender. Kept as a public field for code written against earlier versions
+        /// (<c>endPoint.temp.GetHashCode()</c>); new code should prefer <see cref="CurrentKey"/>.
+        /// </summary>
+        // Public mutable field kept deliberately: existing callers read it on every datagram.
+#pragma warning disable IDE1006, CA1051
+        public SocketAddress temp;
+#pragma warning restore IDE1006, CA1051
+
+        private readonly SocketAddress _v4SocketAddress;
+        private readonly SocketAddress _v6SocketAddress;
+        private EndPointKey _key;
+        private EndPointKey _keyOfBaseAddress;
+
+        // Set only while the managed fallback path runs Socket.ReceiveFrom, so that the runtime's call to
+        // Create() writes the sender into this instance. Anyone else calling Create() gets a new endpoint:
+        // Mono builds Socket.LocalEndPoint through the last endpoint given to ReceiveFrom, and the old
+        // class answered with itself, corrupting both.
+        internal bool ReceivingIntoSelf;
+
+        /// <summary>Creates an endpoint from an IPv4 address in the legacy <c>long</c> form and a port.</summary>
+        /// <exception cref="ArgumentOutOfRangeException">The address or port is out of range.</exception>
+        public IPEndPointNonAlloc(long address, int port) : base(address, port)
+        {
+            _v4SocketAddress = new IPEndPoint(IPAddress.Any, 0).Serialize();
+            _v6SocketAddress = new IPEndPoint(IPAddress.IPv6Any, 0).Serialize();
+            temp = _v4SocketAddress;
+            SetCurrent(EndPointKey.FromIPAddress(base.Address, port));
+            _keyOfBaseAddress = _key;
+        }
+
+        /// <summary>Creates an endpoint from an IPv4 or IPv6 address and a port.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="address"/> is null.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="port"/> is out of range.</exception>
+        /// <exception cref="ArgumentException">The address is neither IPv4 nor IPv6.</exception>
+        public IPEndPointNonAlloc(IPAddress address, int port) : base(address, port)
+        {
+            _v4SocketAddress = new IPEndPoint(IPAddress.Any, 0).Serialize();
+            _v6SocketAddress = new IPEndPoint(IPAddress.IPv6Any, 0).Serialize();
+            temp = _v4SocketAddress;
+            SetCurrent(EndPointKey.FromIPAddress(address, port));
+            _keyOfBaseAddress = _key;
+        }
+
+        /// <summary>The current endpoint (after a receive: the last sender) as an immutable key. Does not allocate.</summary>
+        public EndPointKey CurrentKey => _key;
+
+        /// <summary>The current address (after a receive: the last sender's). Allocates once per change of sender.</summary>
+        /// <exception cref="ArgumentNullException">Set to null.</exception>
+        public new IPAddress Address
+        {
+            get
+            {
+                RefreshBaseAddress();
+                return base.Address;
+            }
+            set
+            {
+                if (value == null) throw new ArgumentNullException(nameof(value));
+                base.Address = value;
+                SetCurrent(EndPointKey.FromIPAddress(value, Port));
+                _keyOfBaseAddress = _key;
+            }
+        }
+
+        /// <summary>The family of the current endpoint.</summary>
+        public override AddressFamily AddressFamily => _key.AddressFamily;
+
+        /// <summary>Makes this endpoint name <paramref name="key"/>. Does not allocate.</summary>
+        /// <exception cref="ArgumentException"><paramref name="key"/> is empty.</exception>
+        public void Set(in EndPointKey key)
+        {
+            if (key.IsEmpty) throw new ArgumentException("An empty key names no endpoint.", nameof(key));
+            SetCurrent(key);
+        }
+
+        internal void SetCurrent(in EndPointKey key)
+        {
+            _key = key;
+            base.Port = key.Port;
+            SocketAddress target = key.AddressFamily == AddressFamily.InterNetwork ? _v4SocketAddress : _v6SocketAddress;
+            key.CopyTo(target);
+            temp = target;
+        }
+
+        private void RefreshBaseAddress()
+        {
+            if (_keyOfBaseAddress.HasSameAddress(_key)) return;
+            base.Address = _key.ToIPAddress();
+            _keyOfBaseAddress = _key;
+        }
+
+        /// <summary>Returns <see cref="temp"/>, the current endpoint's socket address, without allocating.</summary>
+        public override SocketAddress Serialize() => temp;
+
+        /// <summary>
+        /// Creates a new <see cref="IPEndPoint"/> from <paramref name="socketAddress"/>, as the base class
+        /// does. (Only the library's own managed receive path makes it write into this instance instead.)
+        /// </summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socketAddress"/> is null.</exception>
+        public override EndPoint Create(SocketAddress socketAddress)
+        {
+            if (socketAddress == null) throw new ArgumentNullException(nameof(socketAddress));
+            EndPointKey key = EndPointKey.FromSocketAddress(socketAddress);
+            if (ReceivingIntoSelf)
+            {
+                SetCurrent(key);
+                return this;
+            }
+            return key.ToIPEndPoint();
+        }
+
+        /// <summary>
+        /// A new, independent <see cref="IPEndPoint"/> for the current endpoint, to keep after the next
+        /// receive has overwritten this one. Allocates only the endpoint it returns (and its address).
+        /// </summary>
+        public IPEndPoint DeepCopyIPEndPoint() => _key.ToIPEndPoint();
+
+        /// <summary>The seeded hash of <see cref="CurrentKey"/>: equal for equal endpoints, unpredictable to senders.</summary>
+        public override int GetHashCode() => _key.GetHashCode();
+
+        /// <summary>True when <paramref name="comparand"/> is an <see cref="IPEndPoint"/> naming the same address, port and scope as the current endpoint.</summary>
+        public override bool Equals(object? comparand)
+        {
+            if (comparand is IPEndPointNonAlloc other) return _key.Equals(other._key);
+            if (comparand is IPEndPoint endPoint)
+            {
+                return endPoint.Port == _key.Port
+                    && endPoint.AddressFamily == _key.AddressFamily
+                    && EndPointKey.FromIPEndPoint(endPoint).Equals(_key);
+            }
+            return false;
+        }
+
+        /// <summary>The current endpoint as text (<c>a.b.c.d:port</c> or <c>[v6]:port</c>). Allocates.</summary>
+        public override string ToString()
+        {
+            RefreshBaseAddress();
+            return base.ToString();
+        }
+    }
+}

@@ -1,0 +1,288 @@
+using System;
+using System.Diagnostics;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using WhereAllocation.Interop;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// <see cref="DatagramPath.Native"/>: one datagram per system call, straight to the OS on the socket's
+    /// descriptor. The sender's sockaddr lands in a stack buffer and is parsed into an <see cref="EndPointKey"/>;
+    /// the payload is pinned with <c>fixed</c>. Nothing is allocated unless an error is thrown.
+    /// </summary>
+    internal static unsafe class NativeDatagramIO
+    {
+        // How long one poll() waits before checking whether the socket was disposed meanwhile: a
+        // descriptor closed by another thread does not wake a poll or recv that is blocked on it.
+        private const int WaitSliceMilliseconds = 100;
+
+        internal static bool IsSupported => s_supported;
+
+        private static readonly bool s_supported = Probe();
+
+        private static bool Probe()
+        {
+            if (!SocketHandles.Available) return false;
+            switch (Platform.Os)
+            {
+                case OsFamily.Linux:
+                case OsFamily.Darwin:
+                    try
+                    {
+                        Libc.GetPid();
+                        return true;
+                    }
+                    catch (DllNotFoundException) { return false; }
+                    catch (EntryPointNotFoundException) { return false; }
+                case OsFamily.Windows:
+                    return true;
+                default:
+                    return false;
+            }
+        }
+
+        private static SockaddrFormat Format => Platform.Os == OsFamily.Darwin ? SockaddrFormat.Bsd : Platform.Os == OsFamily.Windows ? SockaddrFormat.Windows : SockaddrFormat.Linux;
+
+        /// <summary>
+        /// Receives one datagram. With <paramref name="wait"/> false, returns false at once when none is
+        /// queued. With <paramref name="wait"/> true it blocks (honouring the socket's receive timeout)
+        /// when the socket is blocking, and throws WouldBlock when it is not, as the runtime does.
+        /// </summary>
+        internal static bool Receive(Socket socket, Span<byte> buffer, SocketFlags flags, bool wait, out ReceivedDatagram datagram)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
+                IntPtr raw = handle.DangerousGetHandle();
+                byte* address = stackalloc byte[SockaddrLayout.StorageSize];
+                fixed (byte* payload = buffer)
+                {
+                    while (true)
+                    {
+                        if (TryReceiveOnce(raw, payload, buffer.Length, flags, address, out datagram, out int errno))
+                            return true;
+                        if (Errno.IsInterrupted(errno)) continue;
+                        if (!Errno.IsWouldBlock(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
+                        if (!wait) return false;
+                        if (!socket.Blocking) throw new SocketException((int)SocketError.WouldBlock);
+                        WaitUntilReadable(raw, handle);
+                    }
+                }
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+        }
+
+        private static bool TryReceiveOnce(IntPtr raw, byte* payload, int length, SocketFlags flags, byte* address, out ReceivedDatagram datagram, out int errno)
+        {
+            int nativeFlags = (flags & SocketFlags.Peek) != 0 ? OsConstants.MsgPeek : 0;
+            long received;
+            bool truncated;
+            int addressLength;
+            switch (Platform.Os)
+            {
+                case OsFamily.Linux:
+                {
+                    // MSG_TRUNC makes Linux return the datagram's real length, which tells truncation apart.
+                    uint len = SockaddrLayout.StorageSize;
+                    received = Libc.RecvFrom((int)raw, payload, (nuint)length, nativeFlags | OsConstants.MsgDontWait | OsConstants.MsgTrunc, address, &len);
+                    truncated = received > length;
+                    addressLength = (int)len;
+                    break;
+                }
+                case OsFamily.Darwin:
+                {
+                    // macOS has no input MSG_TRUNC; recvmsg reports truncation in msg_flags instead.
+                    Libc.IoVec iov;
+                    iov.Base = payload;
+                    iov.Length = (nuint)length;
+                    Libc.DarwinMsgHdr message = default;
+                    message.Name = address;
+                    message.NameLength = SockaddrLayout.StorageSize;
+                    message.Iov = &iov;
+                    message.IovLength = 1;
+                    received = Libc.RecvMsgDarwin((int)raw, &message, nativeFlags | OsConstants.MsgDontWait);
+                    truncated = (message.Flags & OsConstants.MsgTrunc) != 0;
+                    addressLength = (int)message.NameLength;
+                    break;
+                }
+                default:
+                {
+                    // Winsock has no per-call non-blocking flag: ask WSAPoll first, then receive.
+                    Ws2_32.WsaPollFd poll;
+                    poll.Fd = raw;
+                    poll.Events = Ws2_32.PollRdNorm;
+                    poll.Revents = 0;
+                    if (Ws2_32.WsaPoll(&poll, 1, 0) == 0)
+                    {
+                        datagram = default;
+                        errno = (int)SocketError.WouldBlock;
+                        return false;
+                    }
+                    int len = SockaddrLayout.StorageSize;
+                    received = Ws2_32.RecvFrom(raw, payload, length, nativeFlags, address, &len);
+                    truncated = false;
+                    if (received < 0 && Marshal.GetLastWin32Error() == (int)SocketError.MessageSize)
+                    {
+                        received = length;
+                        truncated = true;
+                    }
+                    addressLength = len;
+                    break;
+                }
+            }
+
+            if (received < 0)
+            {
+                datagram = default;
+                errno = Marshal.GetLastWin32Error();
+                return false;
+            }
+
+            EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(address, Math.Min(addressLength, SockaddrLayout.StorageSize)), Format, out EndPointKey sender);
+            datagram = new ReceivedDatagram((int)Math.Min(received, length), truncated, sender);
+            errno = 0;
+            return true;
+        }
+
+        /// <summary>Sends one datagram to <paramref name="remote"/> and returns the bytes sent.</summary>
+        internal static int Send(Socket socket, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                IntPtr raw = handle.DangerousGetHandle();
+                byte* address = stackalloc byte[SockaddrLayout.StorageSize];
+                int addressLength = remote.WriteSockaddr(new Span<byte>(address, SockaddrLayout.StorageSize), Format);
+                int nativeFlags = (flags & SocketFlags.DontRoute) != 0 ? OsConstants.MsgDontRoute : 0;
+                bool blocking = socket.Blocking;
+                if (!blocking && Platform.Os != OsFamily.Windows) nativeFlags |= OsConstants.MsgDontWait;
+                fixed (byte* payload = buffer)
+                {
+                    while (true)
+                    {
+                        long sent = Platform.Os == OsFamily.Windows
+                            ? Ws2_32.SendTo(raw, payload, buffer.Length, nativeFlags, address, addressLength)
+                            : (long)Libc.SendTo((int)raw, payload, (nuint)buffer.Length, nativeFlags, address, (uint)addressLength);
+                        if (sent >= 0) return (int)sent;
+                        int errno = Marshal.GetLastWin32Error();
+                        if (Errno.IsInterrupted(errno)) continue;
+                        // The runtime may have made the descriptor non-blocking under a blocking Socket.
+                        if (blocking && Errno.IsWouldBlock(errno) && Platform.Os != OsFamily.Windows)
+                        {
+                            WaitUntil(raw, handle, 0x4 /* POLLOUT */, 0);
+                            continue;
+                        }
+                        throw new SocketException((int)Errno.ToSocketError(errno));
+                    }
+                }
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+        }
+
+        /// <summary>True when an IPv6 socket accepts IPv4 peers (IPV6_V6ONLY is 0). One system call.</summary>
+        internal static bool IsDualMode(Socket socket)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                int value = 1;
+                if (Platform.Os == OsFamily.Windows)
+                {
+                    int len = sizeof(int);
+                    if (Ws2_32.GetSockOpt(handle.DangerousGetHandle(), OsConstants.IpProtoIPv6, OsConstants.IPv6V6Only, (byte*)&value, &len) != 0) return false;
+                }
+                else
+                {
+                    uint len = sizeof(int);
+                    if (Libc.GetSockOpt((int)handle.DangerousGetHandle(), OsConstants.IpProtoIPv6, OsConstants.IPv6V6Only, &value, &len) != 0) return false;
+                }
+                return value == 0;
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+        }
+
+        private static void WaitUntilReadable(IntPtr raw, SafeHandle handle)
+        {
+            if (Platform.Os == OsFamily.Windows)
+            {
+                // Winsock: a blocking recvfrom honours SO_RCVTIMEO and wakes on closesocket, so wait in it.
+                WaitWindows(raw, handle);
+                return;
+            }
+            WaitUntil(raw, handle, OsConstants.PollIn, ReceiveTimeoutMilliseconds(raw));
+        }
+
+        private static void WaitWindows(IntPtr raw, SafeHandle handle)
+        {
+            Ws2_32.WsaPollFd poll;
+            poll.Fd = raw;
+            poll.Events = Ws2_32.PollRdNorm;
+            while (true)
+            {
+                poll.Revents = 0;
+                int r = Ws2_32.WsaPoll(&poll, 1, WaitSliceMilliseconds);
+                if (r != 0) return;
+                if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+            }
+        }
+
+        /// <summary>Polls in short slices until the descriptor is ready, the socket is disposed, or the timeout passes.</summary>
+        private static void WaitUntil(IntPtr raw, SafeHandle handle, short events, int timeoutMilliseconds)
+        {
+            long start = Stopwatch.GetTimestamp();
+            Libc.PollFd poll;
+            poll.Fd = (int)raw;
+            poll.Events = events;
+            while (true)
+            {
+                int slice = WaitSliceMilliseconds;
+                if (timeoutMilliseconds > 0)
+                {
+                    long elapsed = (Stopwatch.GetTimestamp() - start) * 1000 / Stopwatch.Frequency;
+                    if (elapsed >= timeoutMilliseconds) throw new SocketException((int)SocketError.TimedOut);
+                    slice = (int)Math.Min(slice, timeoutMilliseconds - elapsed);
+                }
+                poll.Revents = 0;
+                int r = Libc.Poll(&poll, 1, slice);
+                if (r > 0) return; // ready, or an error the next call will report
+                if (r < 0)
+                {
+                    int errno = Marshal.GetLastWin32Error();
+                    if (!Errno.IsInterrupted(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
+                }
+                if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+            }
+        }
+
+        /// <summary>SO_RCVTIMEO in milliseconds, 0 for none. Read natively: the managed getter boxes.</summary>
+        private static int ReceiveTimeoutMilliseconds(IntPtr raw)
+        {
+            long* timeval = stackalloc long[2];
+            timeval[0] = 0;
+            timeval[1] = 0;
+            uint len = 2 * sizeof(long);
+            if (Libc.GetSockOpt((int)raw, OsConstants.SolSocket, OsConstants.SoRcvTimeo, timeval, &len) != 0) return 0;
+            long seconds = timeval[0];
+            // struct timeval: long tv_usec on Linux, int tv_usec (then padding) on macOS.
+            long micros = Platform.Os == OsFamily.Darwin ? *(int*)(timeval + 1) : timeval[1];
+            long ms = seconds * 1000 + (micros + 999) / 1000;
+            return ms > int.MaxValue ? int.MaxValue : (int)ms;
+        }
+    }
+}

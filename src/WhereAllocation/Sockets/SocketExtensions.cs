@@ -1,0 +1,268 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// Allocation-free datagram receive and send on a <see cref="Socket"/>, on Mono and .NET alike.
+    /// The <c>_NonAlloc</c> names and argument lists are those earlier versions of this library had, so
+    /// existing code compiles unchanged; the key and span overloads are the newer, leaner form.
+    /// </summary>
+    /// <remarks>
+    /// <para>Every call takes the path in <see cref="DatagramPaths.Active"/>. On the native and SocketAddress
+    /// paths a receive or send allocates nothing, for IPv4, IPv6 and dual-mode sockets.</para>
+    /// <para>Arguments are checked before any system call: a bad argument never costs a datagram.</para>
+    /// </remarks>
+    public static class SocketExtensions
+    {
+        // ----- compatible surface -----
+
+        /// <summary>
+        /// Receives one datagram into <paramref name="buffer"/> and overwrites <paramref name="remoteEndPoint"/>
+        /// (and its <see cref="IPEndPointNonAlloc.temp"/>) with the sender. Blocks when the socket is blocking,
+        /// honouring <see cref="Socket.ReceiveTimeout"/>.
+        /// </summary>
+        /// <returns>The number of bytes received.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/>, <paramref name="buffer"/> or <paramref name="remoteEndPoint"/> is null.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="offset"/> or <paramref name="size"/> is outside <paramref name="buffer"/>.</exception>
+        /// <exception cref="ArgumentException">The endpoint's family does not fit the socket (an IPv4 endpoint is accepted by a dual-mode socket), the socket is not an IPv4/IPv6 datagram socket, or <paramref name="socketFlags"/> holds a flag other than Peek.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error: WouldBlock for an empty non-blocking socket, TimedOut, ConnectionReset, ConnectionRefused, or MessageSize when the datagram was longer than <paramref name="size"/> (the first <paramref name="size"/> bytes and the sender are stored).</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
+        {
+            CheckBuffer(buffer, offset, size);
+            CheckReceive(socket, socketFlags, remoteEndPoint);
+            Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
+            if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
+            return datagram.Length;
+        }
+
+        /// <summary>Receives one datagram into the whole of <paramref name="buffer"/>; see the full overload.</summary>
+        /// <returns>The number of bytes received.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/>, <paramref name="buffer"/> or <paramref name="remoteEndPoint"/> is null.</exception>
+        /// <exception cref="ArgumentException">The endpoint's family does not fit the socket.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error, or MessageSize for a datagram longer than the buffer.</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, IPEndPointNonAlloc remoteEndPoint)
+        {
+            if (buffer == null) throw new ArgumentNullException(nameof(buffer));
+            return ReceiveFrom_NonAlloc(socket, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint);
+        }
+
+        /// <summary>
+        /// Receives one datagram if one is queued, without blocking and without throwing when none is,
+        /// and overwrites <paramref name="remoteEndPoint"/> with its sender.
+        /// </summary>
+        /// <returns>False when no datagram was waiting.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/>, <paramref name="buffer"/> or <paramref name="remoteEndPoint"/> is null.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="offset"/> or <paramref name="size"/> is outside <paramref name="buffer"/>.</exception>
+        /// <exception cref="ArgumentException">The endpoint's family does not fit the socket, or a flag other than Peek is given.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static bool TryReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint, out ReceivedDatagram datagram)
+        {
+            CheckBuffer(buffer, offset, size);
+            CheckReceive(socket, socketFlags, remoteEndPoint);
+            return Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, false, remoteEndPoint, out datagram);
+        }
+
+        /// <summary>Sends <paramref name="size"/> bytes of <paramref name="buffer"/> from <paramref name="offset"/> to <paramref name="remoteEndPoint"/>'s current endpoint.</summary>
+        /// <returns>The number of bytes sent.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/>, <paramref name="buffer"/> or <paramref name="remoteEndPoint"/> is null.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="offset"/> or <paramref name="size"/> is outside <paramref name="buffer"/>.</exception>
+        /// <exception cref="ArgumentException">An IPv6 destination on an IPv4 socket, a socket that is not an IPv4/IPv6 datagram socket, or a flag other than DontRoute.</exception>
+        /// <exception cref="SocketException">The OS reported an error (for example MessageSize, NetworkUnreachable, or WouldBlock on a full non-blocking socket).</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
+        {
+            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
+            CheckBuffer(buffer, offset, size);
+            return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint.CurrentKey);
+        }
+
+        // ----- key and span overloads -----
+
+        /// <summary>
+        /// Receives one datagram into <paramref name="buffer"/>, blocking when the socket is blocking.
+        /// A datagram longer than the buffer is stored cut and reported with <see cref="ReceivedDatagram.Truncated"/>.
+        /// </summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket, or a flag other than Peek is given.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error; WouldBlock for an empty non-blocking socket.</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static ReceivedDatagram ReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, SocketFlags socketFlags = SocketFlags.None)
+        {
+            CheckReceive(socket, socketFlags, null);
+            Receive(socket, null, 0, buffer, socketFlags, true, null, out ReceivedDatagram datagram);
+            return datagram;
+        }
+
+        /// <summary>Receives one datagram into <paramref name="buffer"/> and returns its length; <paramref name="remoteEndPoint"/> gets the sender.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> or <paramref name="buffer"/> is null.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="offset"/> or <paramref name="size"/> is outside <paramref name="buffer"/>.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket, or a flag other than Peek is given.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error, or MessageSize for a datagram longer than <paramref name="size"/>.</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, out EndPointKey remoteEndPoint)
+        {
+            CheckBuffer(buffer, offset, size);
+            CheckReceive(socket, socketFlags, null);
+            Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, null, out ReceivedDatagram datagram);
+            remoteEndPoint = datagram.RemoteEndPoint;
+            if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
+            return datagram.Length;
+        }
+
+        /// <summary>Receives one datagram if one is queued, without blocking and without throwing when none is.</summary>
+        /// <returns>False when no datagram was waiting.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket, or a flag other than Peek is given.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static bool TryReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, out ReceivedDatagram datagram, SocketFlags socketFlags = SocketFlags.None)
+        {
+            CheckReceive(socket, socketFlags, null);
+            return Receive(socket, null, 0, buffer, socketFlags, false, null, out datagram);
+        }
+
+        /// <summary>Sends <paramref name="buffer"/> to <paramref name="remoteEndPoint"/>. On a dual-mode socket an IPv4 key is sent IPv4-mapped.</summary>
+        /// <returns>The number of bytes sent.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
+        /// <exception cref="SocketException">The OS reported an error.</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static int SendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, in EndPointKey remoteEndPoint, SocketFlags socketFlags = SocketFlags.None)
+        {
+            return Send(socket, null, 0, buffer, socketFlags, remoteEndPoint);
+        }
+
+        /// <summary>Sends <paramref name="size"/> bytes of <paramref name="buffer"/> from <paramref name="offset"/> to <paramref name="remoteEndPoint"/>.</summary>
+        /// <returns>The number of bytes sent.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> or <paramref name="buffer"/> is null.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="offset"/> or <paramref name="size"/> is outside <paramref name="buffer"/>.</exception>
+        /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
+        /// <exception cref="SocketException">The OS reported an error.</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
+        {
+            CheckBuffer(buffer, offset, size);
+            return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint);
+        }
+
+        // ----- one place where the path is chosen -----
+
+        private static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
+        {
+            bool received;
+            switch (DatagramPaths.Active)
+            {
+                case DatagramPath.Native:
+                    received = NativeDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
+                    break;
+#if NET8_0_OR_GREATER
+                case DatagramPath.SocketAddress:
+                    received = SocketAddressDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
+                    break;
+#endif
+                default:
+                    received = array != null && into != null
+                        ? ManagedDatagramIO.Receive(socket, array, offset, buffer.Length, flags, into, wait, out datagram)
+                        : ManagedDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
+                    break;
+            }
+            if (received && into != null) into.SetCurrent(datagram.RemoteEndPoint);
+            return received;
+        }
+
+        private static int Send(Socket socket, byte[] array, int offset, int size, SocketFlags flags, in EndPointKey remote)
+        {
+            return Send(socket, array, offset, array.AsSpan(offset, size), flags, remote);
+        }
+
+        private static int Send(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
+        {
+            CheckSocket(socket);
+            if ((flags & ~SocketFlags.DontRoute) != 0) throw new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags));
+            EndPointKey to = FitToSocket(socket, remote);
+            switch (DatagramPaths.Active)
+            {
+                case DatagramPath.Native:
+                    // A native sendto would bind an unbound socket behind the runtime's back, leaving its
+                    // IsBound and LocalEndPoint wrong; bind through the runtime first, as its SendTo does.
+                    if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
+                    return NativeDatagramIO.Send(socket, buffer, flags, to);
+#if NET8_0_OR_GREATER
+                case DatagramPath.SocketAddress:
+                    return SocketAddressDatagramIO.Send(socket, buffer, flags, to);
+#endif
+                default:
+                    return array != null
+                        ? ManagedDatagramIO.Send(socket, array, offset, buffer.Length, flags, to)
+                        : ManagedDatagramIO.Send(socket, buffer, flags, to);
+            }
+        }
+
+        private static void BindAnyOnce(Socket socket)
+        {
+            socket.Bind(new IPEndPoint(socket.AddressFamily == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Any : IPAddress.Any, 0));
+        }
+
+        // ----- argument checks, all before any system call -----
+
+        private static void CheckBuffer(byte[] buffer, int offset, int size)
+        {
+            if (buffer == null) throw new ArgumentNullException(nameof(buffer));
+            if ((uint)offset > (uint)buffer.Length) throw new ArgumentOutOfRangeException(nameof(offset), offset, "The offset is outside the buffer.");
+            if ((uint)size > (uint)(buffer.Length - offset)) throw new ArgumentOutOfRangeException(nameof(size), size, "The size runs past the end of the buffer.");
+        }
+
+        private static void CheckSocket(Socket socket)
+        {
+            if (socket == null) throw new ArgumentNullException(nameof(socket));
+            AddressFamily family = socket.AddressFamily;
+            if (family != AddressFamily.InterNetwork && family != AddressFamily.InterNetworkV6)
+                throw new ArgumentException("Only IPv4 and IPv6 sockets are supported; this one is " + family + ".", nameof(socket));
+            if (socket.SocketType != SocketType.Dgram)
+                throw new ArgumentException("Only datagram sockets are supported; this one is " + socket.SocketType + ".", nameof(socket));
+        }
+
+        private static void CheckReceive(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
+        {
+            CheckSocket(socket);
+            if ((flags & ~SocketFlags.Peek) != 0) throw new ArgumentException("Only SocketFlags.None and Peek are supported for receiving.", nameof(flags));
+            if (into != null) CheckReceiveFamily(socket, into.AddressFamily);
+            if (!socket.IsBound && !socket.Connected) throw new InvalidOperationException("The socket must be bound (or connected, or have sent) before it can receive.");
+        }
+
+        private static void CheckReceiveFamily(Socket socket, AddressFamily endPointFamily)
+        {
+            AddressFamily socketFamily = socket.AddressFamily;
+            if (endPointFamily == socketFamily) return;
+            // Mono's own ReceiveFrom reads the datagram first and throws afterwards, losing it; refuse up front.
+            if (socketFamily == AddressFamily.InterNetworkV6 && endPointFamily == AddressFamily.InterNetwork && IsDualMode(socket)) return;
+            throw new ArgumentException("The endpoint is " + endPointFamily + " but the socket is " + socketFamily + (socketFamily == AddressFamily.InterNetworkV6 ? " and not dual-mode." : "."), "remoteEndPoint");
+        }
+
+        private static bool IsDualMode(Socket socket)
+        {
+            return NativeDatagramIO.IsSupported ? NativeDatagramIO.IsDualMode(socket) : socket.DualMode;
+        }
+
+        private static EndPointKey FitToSocket(Socket socket, in EndPointKey remote)
+        {
+            if (remote.IsEmpty) throw new ArgumentException("The destination key is empty.", nameof(remote));
+            AddressFamily socketFamily = socket.AddressFamily;
+            if (remote.AddressFamily == socketFamily) return remote;
+            if (socketFamily == AddressFamily.InterNetworkV6) return remote.MapToIPv6(); // needs a dual-mode socket; the OS says so otherwise
+            if (remote.IsIPv4MappedToIPv6) return remote.MapToIPv4();
+            throw new ArgumentException("An IPv6 destination cannot be reached from an IPv4 socket.", nameof(remote));
+        }
+    }
+}
