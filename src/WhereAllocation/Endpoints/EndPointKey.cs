@@ -138,7 +138,10 @@ namespace WhereAllocation
             switch (format)
             {
                 case SockaddrFormat.Linux: family = MemoryMarshal.Read<ushort>(sockaddr); break;
-                case SockaddrFormat.Bsd: family = sockaddr[1]; break;
+                case SockaddrFormat.Bsd:
+                    // Not sockaddr[1]: Mono 6.8 lacks ReadOnlySpan's 'ref readonly' indexer (MissingMethodException).
+                    family = MemoryMarshal.Read<byte>(sockaddr.Slice(1));
+                    break;
                 case SockaddrFormat.Windows: family = BinaryPrimitives.ReadUInt16LittleEndian(sockaddr); break;
                 default: throw new ArgumentOutOfRangeException(nameof(format));
             }

@@ -164,7 +164,9 @@ namespace WhereAllocation
                 int nativeFlags = (flags & SocketFlags.DontRoute) != 0 ? OsConstants.MsgDontRoute : 0;
                 bool blocking = socket.Blocking;
                 if (!blocking && Platform.Os != OsFamily.Windows) nativeFlags |= OsConstants.MsgDontWait;
-                fixed (byte* payload = buffer)
+                // Not 'fixed (byte* p = buffer)': Mono 6.8 lacks ReadOnlySpan.GetPinnableReference's
+                // 'ref readonly' signature and throws MissingMethodException; GetReference is safe everywhere.
+                fixed (byte* payload = &MemoryMarshal.GetReference(buffer))
                 {
                     while (true)
                     {

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the same suite on Mono,
+# and the C reference programs' loopback self-test. Ends with one "N passed, N failed" line.
+set -uo pipefail
+cd "$(dirname "$0")"
+bash scripts/ensure-tools.sh || exit 1
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+passed=0; failed=0; broken=()
+
+echo "== CoreCLR: dotnet test"
+dotnet test tests/WhereAllocation.Tests -c Release --logger "console;verbosity=normal" 2>&1 | tee "$log/coreclr.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr)
+line=$(grep -E "^(Passed|Failed)! " "$log/coreclr.txt" | tail -1)
+p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== Mono: the same suite"
+dotnet build tests/WhereAllocation.Tests.Mono -c Release -v quiet -nologo >"$log/mono-build.txt" 2>&1 || { cat "$log/mono-build.txt"; broken+=(mono-build); }
+timeout 900 mono --debug tests/WhereAllocation.Tests.Mono/bin/Release/netstandard2.1/WhereAllocation.Tests.Mono.dll 2>&1 | tee "$log/mono.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(mono)
+line=$(grep -E "^mono: [0-9]+ passed" "$log/mono.txt" | tail -1)
+p=$(sed -nE 's/^mono: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== C reference programs: self-test"
+bash bench/native/selftest.sh 2>&1 | tee "$log/native.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(native)
+line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/native.txt" | tail -1)
+p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+if [ ${#broken[@]} -gt 0 ]; then
+  echo "failing stages: ${broken[*]}"
+  [ "$failed" -gt 0 ] || failed=1
+fi
+echo "total: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,82 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>The socket families the suite runs every loopback test over.</summary>
+    public enum Family
+    {
+        /// <summary>IPv4 sender to an IPv4 socket on 127.0.0.1.</summary>
+        IPv4,
+        /// <summary>IPv6 sender to an IPv6 socket on ::1.</summary>
+        IPv6,
+        /// <summary>IPv4 sender to a dual-mode IPv6 socket bound to ::ffff:127.0.0.1.</summary>
+        DualMode,
+    }
+
+    /// <summary>A receiving socket and a sending socket on loopback, both bound, both disposed together.</summary>
+    public sealed class Loopback : IDisposable
+    {
+        public static readonly IPAddress MappedLoopback = IPAddress.Parse("::ffff:127.0.0.1");
+
+        public Socket Server { get; }
+        public Socket Client { get; }
+        public IPEndPoint ServerEndPoint { get; }
+        public IPEndPoint ClientEndPoint { get; }
+        public Family Family { get; }
+
+        public Loopback(Family family, int receiveTimeoutMs = 5000)
+        {
+            Family = family;
+            switch (family)
+            {
+                case Family.IPv4:
+                    Server = Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                    Client = Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                    break;
+                case Family.IPv6:
+                    Server = Bound(AddressFamily.InterNetworkV6, IPAddress.IPv6Loopback, false);
+                    Client = Bound(AddressFamily.InterNetworkV6, IPAddress.IPv6Loopback, false);
+                    break;
+                default:
+                    Server = Bound(AddressFamily.InterNetworkV6, MappedLoopback, true);
+                    Client = Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                    break;
+            }
+            Server.ReceiveTimeout = receiveTimeoutMs;
+            Client.ReceiveTimeout = receiveTimeoutMs;
+            ServerEndPoint = (IPEndPoint)Server.LocalEndPoint!;
+            ClientEndPoint = (IPEndPoint)Client.LocalEndPoint!;
+            // The address a client sends to: the IPv4 loopback for the dual-mode server.
+            ServerTarget = family == Family.DualMode ? new IPEndPoint(IPAddress.Loopback, ServerEndPoint.Port) : ServerEndPoint;
+            ServerKey = EndPointKey.FromIPEndPoint(ServerTarget);
+            ClientKey = EndPointKey.FromIPEndPoint(ClientEndPoint);
+            // What the server sees as the sender: IPv4-mapped on the dual-mode socket.
+            ClientAsSeenByServer = family == Family.DualMode ? ClientKey.MapToIPv6() : ClientKey;
+        }
+
+        public IPEndPoint ServerTarget { get; }
+        public EndPointKey ServerKey { get; }
+        public EndPointKey ClientKey { get; }
+        public EndPointKey ClientAsSeenByServer { get; }
+
+        /// <summary>An endpoint of the family a server of this kind receives into.</summary>
+        public IPEndPointNonAlloc NewServerEndPoint() => new IPEndPointNonAlloc(Family == Family.IPv4 ? IPAddress.Any : IPAddress.IPv6Any, 0);
+
+        public static Socket Bound(AddressFamily family, IPAddress address, bool dualMode)
+        {
+            var socket = new Socket(family, SocketType.Dgram, ProtocolType.Udp);
+            if (dualMode) socket.DualMode = true;
+            socket.ReceiveBufferSize = 4 * 1024 * 1024;
+            socket.Bind(new IPEndPoint(address, 0));
+            return socket;
+        }
+
+        public void Dispose()
+        {
+            Server.Dispose();
+            Client.Dispose();
+        }
+    }
+}
