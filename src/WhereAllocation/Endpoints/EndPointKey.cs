@@ -277,7 +277,7 @@ namespace WhereAllocation
                 Span<byte> b = stackalloc byte[8];
                 ulong a1 = _a1;
                 Store(b, a1);
-                return b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0xff && b[5] == 0xff;
+                return b[0] == 0 && b[1] == 0 && b[2] == 0xff && b[3] == 0xff; // bytes 8..11 of ::ffff:a.b.c.d
             }
         }
 
