@@ -105,17 +105,22 @@ namespace WhereAllocation
             AddressFamily family = socketAddress.Family;
             if (family == AddressFamily.InterNetwork)
             {
-                if (socketAddress.Size < SockaddrLayout.IPv4Size) throw new ArgumentException("The IPv4 socket address is too short.", nameof(socketAddress));
+                // Mono hands Create() IPv4 addresses of 8 bytes (no sin_zero) and IPv6 ones without the scope.
+                if (socketAddress.Size < SockaddrLayout.IPv4AddressOffset + 4) throw new ArgumentException("The IPv4 socket address is too short.", nameof(socketAddress));
                 Span<byte> a = stackalloc byte[4];
                 for (int i = 0; i < 4; i++) a[i] = socketAddress[SockaddrLayout.IPv4AddressOffset + i];
                 return new EndPointKey(FamilyV4, MemoryMarshal.Read<uint>(a), 0, ReadPort(socketAddress), 0);
             }
             if (family == AddressFamily.InterNetworkV6)
             {
-                if (socketAddress.Size < SockaddrLayout.IPv6Size) throw new ArgumentException("The IPv6 socket address is too short.", nameof(socketAddress));
+                if (socketAddress.Size < SockaddrLayout.IPv6AddressOffset + 16) throw new ArgumentException("The IPv6 socket address is too short.", nameof(socketAddress));
                 Span<byte> a = stackalloc byte[20];
+                a.Clear();
                 for (int i = 0; i < 16; i++) a[i] = socketAddress[SockaddrLayout.IPv6AddressOffset + i];
-                for (int i = 0; i < 4; i++) a[16 + i] = socketAddress[SockaddrLayout.IPv6ScopeIdOffset + i];
+                if (socketAddress.Size >= SockaddrLayout.IPv6Size)
+                {
+                    for (int i = 0; i < 4; i++) a[16 + i] = socketAddress[SockaddrLayout.IPv6ScopeIdOffset + i];
+                }
                 return new EndPointKey(FamilyV6, MemoryMarshal.Read<ulong>(a), MemoryMarshal.Read<ulong>(a.Slice(8)), ReadPort(socketAddress), MemoryMarshal.Read<uint>(a.Slice(16)));
             }
             throw new ArgumentException("Only InterNetwork and InterNetworkV6 socket addresses make endpoint keys.", nameof(socketAddress));
