@@ -11,8 +11,10 @@ passed=0; failed=0; broken=()
 echo "== CoreCLR: dotnet test"
 dotnet test tests/WhereAllocation.Tests -c Release --logger "console;verbosity=normal" 2>&1 | tee "$log/coreclr.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr)
-line=$(grep -E "^(Passed|Failed)! " "$log/coreclr.txt" | tail -1)
-p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
+# The .NET 10 SDK's console logger ends with "Total tests: N / Passed: N / Failed: N" lines.
+p=$(grep -E "^ +Passed: +[0-9]+" "$log/coreclr.txt" | tail -1 | grep -oE "[0-9]+")
+f=$(grep -E "^ +Failed: +[0-9]+" "$log/coreclr.txt" | tail -1 | grep -oE "[0-9]+")
+echo "coreclr: ${p:-0} passed, ${f:-0} failed"
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
 echo "== Mono: the same suite"

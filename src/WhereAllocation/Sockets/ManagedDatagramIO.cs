@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using WhereAllocation.Interop;
 
 namespace WhereAllocation
 {
@@ -10,6 +11,9 @@ namespace WhereAllocation
     /// </summary>
     internal static class ManagedDatagramIO
     {
+        // CoreCLR on Linux passes SocketFlags.Truncated through as MSG_TRUNC; Mono refuses it (OperationNotSupported).
+        private static readonly bool s_truncatedFlag = Platform.Os == OsFamily.Linux && Type.GetType("Mono.Runtime") == null;
+
         [ThreadStatic] private static IPEndPointNonAlloc? t_v4;
         [ThreadStatic] private static IPEndPointNonAlloc? t_v6;
         [ThreadStatic] private static byte[]? t_copy;
@@ -18,6 +22,15 @@ namespace WhereAllocation
         {
             if (family == AddressFamily.InterNetworkV6) return t_v6 ??= new IPEndPointNonAlloc(IPAddress.IPv6Any, 0);
             return t_v4 ??= new IPEndPointNonAlloc(IPAddress.Any, 0);
+        }
+
+        private static readonly EndPointKey AnyV4 = EndPointKey.IPv4(0, 0, 0, 0, 0);
+        private static readonly EndPointKey AnyV6 = EndPointKey.IPv6(new byte[16], 0);
+
+        private static int TimeoutMicroseconds(Socket socket)
+        {
+            int ms = socket.ReceiveTimeout;
+            return ms <= 0 ? -1 : ms >= int.MaxValue / 1000 ? int.MaxValue : ms * 1000;
         }
 
         private static byte[] Copy(int length)
@@ -46,13 +59,35 @@ namespace WhereAllocation
                 throw new SocketException((int)SocketError.WouldBlock);
             }
 
+            // Mono sizes the sender's buffer from remoteEP.Serialize(): an IPv4 endpoint on a dual-mode
+            // socket would get a cut sockaddr_in6 back. Give it the socket's family first.
+            if (into.AddressFamily != socket.AddressFamily)
+                into.SetCurrent(socket.AddressFamily == AddressFamily.InterNetworkV6 ? AnyV6 : AnyV4);
+
+            // Mono cuts a long datagram silently and refuses MSG_TRUNC: ask the size of the queued datagram
+            // first (FIONREAD gives it on Linux), waiting for one if the call may block.
+            int pending = -1;
+            if (!s_truncatedFlag)
+            {
+                if (wait && socket.Blocking && !socket.Poll(TimeoutMicroseconds(socket), SelectMode.SelectRead))
+                    throw new SocketException((int)SocketError.TimedOut);
+                pending = socket.Available;
+            }
+
             EndPoint endPoint = into;
             int received;
-            bool truncated = false;
+            bool truncated = pending > size;
             into.ReceivingIntoSelf = true;
             try
             {
-                received = socket.ReceiveFrom(buffer, offset, size, flags, ref endPoint);
+                // See SocketAddressDatagramIO: on Linux, Truncated passes through as MSG_TRUNC and the
+                // call returns the real length, which tells a cut datagram apart from a full one.
+                received = socket.ReceiveFrom(buffer, offset, size, s_truncatedFlag ? flags | SocketFlags.Truncated : flags, ref endPoint);
+                if (received > size)
+                {
+                    received = size;
+                    truncated = true;
+                }
             }
             catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize)
             {

@@ -52,29 +52,32 @@ namespace WhereAllocation
         internal static bool Receive(Socket socket, Span<byte> buffer, SocketFlags flags, bool wait, out ReceivedDatagram datagram)
         {
             SafeHandle handle = SocketHandles.Get(socket);
-            bool added = false;
-            try
+            byte* address = stackalloc byte[SockaddrLayout.StorageSize];
+            fixed (byte* payload = buffer)
             {
-                handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
-                IntPtr raw = handle.DangerousGetHandle();
-                byte* address = stackalloc byte[SockaddrLayout.StorageSize];
-                fixed (byte* payload = buffer)
+                while (true)
                 {
-                    while (true)
+                    // The reference is held around each system call, never across a wait: .NET's Dispose
+                    // waits for outstanding references, so holding one while polling would deadlock it.
+                    bool added = false;
+                    bool received;
+                    int errno;
+                    try
                     {
-                        if (TryReceiveOnce(raw, payload, buffer.Length, flags, address, out datagram, out int errno))
-                            return true;
-                        if (Errno.IsInterrupted(errno)) continue;
-                        if (!Errno.IsWouldBlock(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
-                        if (!wait) return false;
-                        if (!socket.Blocking) throw new SocketException((int)SocketError.WouldBlock);
-                        WaitUntilReadable(raw, handle);
+                        handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
+                        received = TryReceiveOnce(handle.DangerousGetHandle(), payload, buffer.Length, flags, address, out datagram, out errno);
                     }
+                    finally
+                    {
+                        if (added) handle.DangerousRelease();
+                    }
+                    if (received) return true;
+                    if (Errno.IsInterrupted(errno)) continue;
+                    if (!Errno.IsWouldBlock(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
+                    if (!wait) return false;
+                    if (!socket.Blocking) throw new SocketException((int)SocketError.WouldBlock);
+                    WaitUntilReadable(socket, handle);
                 }
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
             }
         }
 
@@ -179,7 +182,7 @@ namespace WhereAllocation
                         // The runtime may have made the descriptor non-blocking under a blocking Socket.
                         if (blocking && Errno.IsWouldBlock(errno) && Platform.Os != OsFamily.Windows)
                         {
-                            WaitUntil(raw, handle, 0x4 /* POLLOUT */, 0);
+                            WaitUntil(socket, handle, 0x4 /* POLLOUT */, 0);
                             continue;
                         }
                         throw new SocketException((int)Errno.ToSocketError(errno));
@@ -219,38 +222,55 @@ namespace WhereAllocation
             }
         }
 
-        private static void WaitUntilReadable(IntPtr raw, SafeHandle handle)
+        private static void WaitUntilReadable(Socket socket, SafeHandle handle)
         {
             if (Platform.Os == OsFamily.Windows)
             {
-                // Winsock: a blocking recvfrom honours SO_RCVTIMEO and wakes on closesocket, so wait in it.
-                WaitWindows(raw, handle);
+                WaitWindows(socket, handle);
                 return;
             }
-            WaitUntil(raw, handle, OsConstants.PollIn, ReceiveTimeoutMilliseconds(raw));
+            int timeout;
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                timeout = ReceiveTimeoutMilliseconds(handle.DangerousGetHandle());
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+            WaitUntil(socket, handle, OsConstants.PollIn, timeout);
         }
 
-        private static void WaitWindows(IntPtr raw, SafeHandle handle)
+        private static void WaitWindows(Socket socket, SafeHandle handle)
         {
-            Ws2_32.WsaPollFd poll;
-            poll.Fd = raw;
-            poll.Events = Ws2_32.PollRdNorm;
             while (true)
             {
-                poll.Revents = 0;
-                int r = Ws2_32.WsaPoll(&poll, 1, WaitSliceMilliseconds);
+                bool added = false;
+                int r;
+                try
+                {
+                    handle.DangerousAddRef(ref added);
+                    Ws2_32.WsaPollFd poll;
+                    poll.Fd = handle.DangerousGetHandle();
+                    poll.Events = Ws2_32.PollRdNorm;
+                    poll.Revents = 0;
+                    r = Ws2_32.WsaPoll(&poll, 1, WaitSliceMilliseconds);
+                }
+                finally
+                {
+                    if (added) handle.DangerousRelease();
+                }
                 if (r != 0) return;
-                if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+                if (SocketHandles.IsDisposed(socket, handle)) throw new ObjectDisposedException(typeof(Socket).FullName);
             }
         }
 
         /// <summary>Polls in short slices until the descriptor is ready, the socket is disposed, or the timeout passes.</summary>
-        private static void WaitUntil(IntPtr raw, SafeHandle handle, short events, int timeoutMilliseconds)
+        private static void WaitUntil(Socket socket, SafeHandle handle, short events, int timeoutMilliseconds)
         {
             long start = Stopwatch.GetTimestamp();
-            Libc.PollFd poll;
-            poll.Fd = (int)raw;
-            poll.Events = events;
             while (true)
             {
                 int slice = WaitSliceMilliseconds;
@@ -260,15 +280,26 @@ namespace WhereAllocation
                     if (elapsed >= timeoutMilliseconds) throw new SocketException((int)SocketError.TimedOut);
                     slice = (int)Math.Min(slice, timeoutMilliseconds - elapsed);
                 }
-                poll.Revents = 0;
-                int r = Libc.Poll(&poll, 1, slice);
-                if (r > 0) return; // ready, or an error the next call will report
-                if (r < 0)
+                bool added = false;
+                int r;
+                int errno = 0;
+                try
                 {
-                    int errno = Marshal.GetLastWin32Error();
-                    if (!Errno.IsInterrupted(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
+                    handle.DangerousAddRef(ref added); // throws ObjectDisposedException once disposed
+                    Libc.PollFd poll;
+                    poll.Fd = (int)handle.DangerousGetHandle();
+                    poll.Events = events;
+                    poll.Revents = 0;
+                    r = Libc.Poll(&poll, 1, slice);
+                    if (r < 0) errno = Marshal.GetLastWin32Error();
                 }
-                if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+                finally
+                {
+                    if (added) handle.DangerousRelease();
+                }
+                if (r > 0) return; // ready, or an error the next call will report
+                if (r < 0 && !Errno.IsInterrupted(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
+                if (SocketHandles.IsDisposed(socket, handle)) throw new ObjectDisposedException(typeof(Socket).FullName);
             }
         }
 

@@ -2,6 +2,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using WhereAllocation.Interop;
 
 namespace WhereAllocation
 {
@@ -36,7 +37,15 @@ namespace WhereAllocation
             bool truncated = false;
             try
             {
-                received = socket.ReceiveFrom(buffer, flags, address);
+                // On Linux the runtime passes SocketFlags.Truncated through as MSG_TRUNC, and the call then
+                // returns the datagram's real length: the only allocation-free way to see truncation here.
+                // (Windows reports MessageSize instead, caught below; macOS cuts silently on this path.)
+                received = socket.ReceiveFrom(buffer, Platform.Os == OsFamily.Linux ? flags | SocketFlags.Truncated : flags, address);
+                if (received > buffer.Length)
+                {
+                    received = buffer.Length;
+                    truncated = true;
+                }
             }
             catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize)
             {

@@ -32,6 +32,7 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
+            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
             CheckBuffer(buffer, offset, size);
             CheckReceive(socket, socketFlags, remoteEndPoint);
             Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
@@ -65,6 +66,7 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint, out ReceivedDatagram datagram)
         {
+            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
             CheckBuffer(buffer, offset, size);
             CheckReceive(socket, socketFlags, remoteEndPoint);
             return Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, false, remoteEndPoint, out datagram);

@@ -1,0 +1,263 @@
+using System;
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>Bad input and faults: each has one clear outcome, and no datagram is lost to a bad argument.</summary>
+    public class FaultTests : IDisposable
+    {
+        public void Dispose() => DatagramPaths.Reset();
+
+        private static void AssertStillQueued(Loopback pair, byte marker)
+        {
+            var buffer = new byte[16];
+            ReceivedDatagram d = pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan());
+            Assert.Equal(1, d.Length);
+            Assert.Equal(marker, buffer[0]);
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void BadBuffersThrowBeforeAnyDatagramIsRead(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            pair.Client.SendTo(new byte[] { 7 }, pair.ServerTarget);
+            var buffer = new byte[10];
+            Assert.Throws<ArgumentNullException>(() => pair.Server.ReceiveFrom_NonAlloc(null!, 0, 1, SocketFlags.None, from));
+            Assert.Throws<ArgumentNullException>(() => pair.Server.ReceiveFrom_NonAlloc(null!, from));
+            Assert.Throws<ArgumentOutOfRangeException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, -1, 1, SocketFlags.None, from));
+            Assert.Throws<ArgumentOutOfRangeException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 11, 0, SocketFlags.None, from));
+            Assert.Throws<ArgumentOutOfRangeException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 5, 6, SocketFlags.None, from));
+            Assert.Throws<ArgumentOutOfRangeException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, -1, SocketFlags.None, from));
+            Assert.Throws<ArgumentOutOfRangeException>(() => pair.Server.TryReceiveFrom_NonAlloc(buffer, 0, 11, SocketFlags.None, from, out _));
+            Assert.Throws<ArgumentNullException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, 1, SocketFlags.None, (IPEndPointNonAlloc)null!));
+            Assert.Throws<ArgumentNullException>(() => SocketExtensions.ReceiveFrom_NonAlloc(null!, buffer, from));
+            Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, 1, SocketFlags.OutOfBand, from));
+            Assert.Throws<ArgumentNullException>(() => pair.Client.SendTo_NonAlloc(null!, 0, 1, SocketFlags.None, from));
+            Assert.Throws<ArgumentOutOfRangeException>(() => pair.Client.SendTo_NonAlloc(buffer, 3, 8, SocketFlags.None, from));
+            Assert.Throws<ArgumentNullException>(() => pair.Client.SendTo_NonAlloc(buffer, 0, 1, SocketFlags.None, (IPEndPointNonAlloc)null!));
+            Assert.Throws<ArgumentException>(() => pair.Client.SendTo_NonAlloc(buffer.AsSpan(), default(EndPointKey)));
+            Assert.Throws<ArgumentException>(() => pair.Client.SendTo_NonAlloc(buffer.AsSpan(), pair.ServerKey, SocketFlags.Peek));
+            AssertStillQueued(pair, 7);
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void AnEndpointOfTheWrongFamilyIsRefusedBeforeTheDatagramIsRead(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            var buffer = new byte[16];
+            using (var pair = new Loopback(Family.IPv4))
+            {
+                pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+                var v6 = new IPEndPointNonAlloc(IPAddress.IPv6Any, 0);
+                var e = Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, v6));
+                Assert.Contains("InterNetworkV6", e.Message);
+                AssertStillQueued(pair, 1);
+                // An IPv6 destination cannot be reached from an IPv4 socket.
+                Assert.Throws<ArgumentException>(() => pair.Client.SendTo_NonAlloc(buffer, 0, 1, SocketFlags.None, v6));
+            }
+            using (var pair = new Loopback(Family.IPv6))
+            {
+                pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
+                var v4 = new IPEndPointNonAlloc(IPAddress.Any, 0);
+                Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, v4)); // IPv6-only socket
+                AssertStillQueued(pair, 2);
+            }
+            using (var pair = new Loopback(Family.DualMode))
+            {
+                pair.Client.SendTo(new byte[] { 3 }, pair.ServerTarget);
+                var v4 = new IPEndPointNonAlloc(IPAddress.Any, 0); // accepted: dual mode gives IPv4 senders IPv4-mapped
+                Assert.Equal(1, pair.Server.ReceiveFrom_NonAlloc(buffer, v4));
+                Assert.Equal(pair.ClientAsSeenByServer, v4.CurrentKey);
+                Assert.True(v4.CurrentKey.IsIPv4MappedToIPv6);
+            }
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void LocalAndRemoteEndPointStayCorrectAfterManyReceives(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            pair.Server.Connect(pair.ClientEndPoint); // a connected server socket has a RemoteEndPoint too
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            var buffer = new byte[16];
+            for (int i = 0; i < 50; i++)
+            {
+                pair.Client.SendTo(buffer, pair.ServerTarget);
+                pair.Server.ReceiveFrom_NonAlloc(buffer, from);
+            }
+            Assert.Equal(pair.ServerEndPoint, pair.Server.LocalEndPoint);
+            Assert.IsNotType<IPEndPointNonAlloc>(pair.Server.LocalEndPoint);
+            Assert.Equal(pair.ClientEndPoint, pair.Server.RemoteEndPoint);
+            // ...and reading them did not disturb the endpoint received into.
+            Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, Family.IPv4)]
+        [InlineData(DatagramPath.Native, Family.IPv6)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
+        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        public void ALongDatagramIsCutAndSaysSo(DatagramPath path, Family family)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(family);
+            var payload = new byte[100];
+            for (int i = 0; i < payload.Length; i++) payload[i] = (byte)i;
+            var small = new byte[40];
+
+            pair.Client.SendTo(payload, pair.ServerTarget);
+            ReceivedDatagram d = pair.Server.ReceiveFrom_NonAlloc(small.AsSpan());
+            Assert.True(d.Truncated);
+            Assert.Equal(40, d.Length);
+            Assert.Equal(payload.AsSpan(0, 40).ToArray(), small);
+            Assert.Equal(pair.ClientAsSeenByServer, d.RemoteEndPoint);
+
+            pair.Client.SendTo(payload, pair.ServerTarget);
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            var e = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(small, 0, small.Length, SocketFlags.None, from));
+            Assert.Equal(SocketError.MessageSize, e.SocketErrorCode);
+            Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
+
+            pair.Client.SendTo(payload, pair.ServerTarget);
+            Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead));
+            Assert.True(pair.Server.TryReceiveFrom_NonAlloc(small.AsSpan(), out ReceivedDatagram t));
+            Assert.True(t.Truncated);
+            Assert.Equal(40, t.Length);
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void AZeroLengthDatagramIsZeroBytesFromTheRightSender(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            pair.Client.SendTo(new byte[0], pair.ServerTarget);
+            pair.Client.SendTo(new byte[] { 9 }, pair.ServerTarget);
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            var buffer = new byte[16];
+            Assert.Equal(0, pair.Server.ReceiveFrom_NonAlloc(buffer, from));
+            Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
+            Assert.Equal(1, pair.Server.ReceiveFrom_NonAlloc(buffer, from)); // and the next one is not swallowed
+            Assert.Equal(9, buffer[0]);
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void ADisposedSocketThrowsObjectDisposed(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            var pair = new Loopback(Family.IPv4);
+            IPEndPointNonAlloc to = new IPEndPointNonAlloc(pair.ServerTarget.Address, pair.ServerTarget.Port);
+            pair.Dispose();
+            var buffer = new byte[16];
+            Assert.Throws<ObjectDisposedException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, 16, SocketFlags.None, to));
+            Assert.Throws<ObjectDisposedException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan()));
+            Assert.Throws<ObjectDisposedException>(() => pair.Client.SendTo_NonAlloc(buffer, 0, 16, SocketFlags.None, to));
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void AnEmptyNonBlockingSocketGivesNothingWithoutAnException(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            pair.Server.Blocking = false;
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            var buffer = new byte[16];
+            Assert.False(pair.Server.TryReceiveFrom_NonAlloc(buffer, 0, 16, SocketFlags.None, from, out _));
+            Assert.False(pair.Server.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out _));
+            // The compatible method keeps the runtime's contract: WouldBlock.
+            var e = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, from));
+            Assert.Equal(SocketError.WouldBlock, e.SocketErrorCode);
+            // A blocking socket's Try form does not block either.
+            pair.Server.Blocking = true;
+            var watch = Stopwatch.StartNew();
+            Assert.False(pair.Server.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out _));
+            Assert.True(watch.ElapsedMilliseconds < 2000);
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void ABlockingReceiveHonoursTheReceiveTimeout(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4, receiveTimeoutMs: 200);
+            var e = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()));
+            Assert.True(e.SocketErrorCode == SocketError.TimedOut || e.SocketErrorCode == SocketError.WouldBlock, e.SocketErrorCode.ToString());
+        }
+
+        [Fact]
+        public void DisposingASocketWakesANativeBlockingReceive()
+        {
+            Assert.True(Paths.TryForce(DatagramPath.Native));
+            var pair = new Loopback(Family.IPv4, receiveTimeoutMs: 0);
+            Exception? caught = null;
+            var thread = new Thread(() =>
+            {
+                try { pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()); }
+                catch (Exception e) { caught = e; }
+            });
+            thread.Start();
+            Thread.Sleep(200);
+            pair.Dispose();
+            Assert.True(thread.Join(5000), "the blocked receive did not return after Dispose");
+            Assert.IsType<ObjectDisposedException>(caught);
+        }
+
+        [Fact]
+        public void SocketsTheLibraryCannotServeAreRefused()
+        {
+            var buffer = new byte[16];
+            using (var tcp = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
+                Assert.Throws<ArgumentException>(() => tcp.ReceiveFrom_NonAlloc(buffer.AsSpan()));
+            using (var unbound = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp))
+                Assert.Throws<InvalidOperationException>(() => unbound.ReceiveFrom_NonAlloc(buffer.AsSpan()));
+        }
+
+        [Fact]
+        public void AnIPv4MappedDestinationIsSentAsIPv4FromAnIPv4Socket()
+        {
+            using var pair = new Loopback(Family.IPv4);
+            Assert.Equal(1, pair.Client.SendTo_NonAlloc(new byte[] { 5 }.AsSpan(), pair.ServerKey.MapToIPv6()));
+            AssertStillQueued(pair, 5);
+        }
+
+        [Fact]
+        public void ThePathIsObservableAndForceable()
+        {
+            Assert.Equal(DatagramPath.Native, DatagramPaths.Default); // Linux, with P/Invoke, on both runtimes
+            Assert.Equal(DatagramPaths.Default, DatagramPaths.Active);
+            DatagramPaths.Force(DatagramPath.Managed);
+            Assert.Equal(DatagramPath.Managed, DatagramPaths.Active);
+            DatagramPaths.Reset();
+            Assert.Equal(DatagramPath.Native, DatagramPaths.Active);
+            Assert.Equal(!Runtime.IsMono, DatagramPaths.IsAvailable(DatagramPath.SocketAddress));
+            if (Runtime.IsMono) Assert.Throws<PlatformNotSupportedException>(() => DatagramPaths.Force(DatagramPath.SocketAddress));
+            Assert.Throws<PlatformNotSupportedException>(() => DatagramPaths.Force((DatagramPath)99));
+        }
+    }
+}
