@@ -13,9 +13,11 @@ namespace WhereAllocation.Benchmarks.Peers
     /// its hash) and with one built per lookup, as a runtime ReceiveFrom hands a server a new one per datagram.
     /// Each operation is one lookup; lookups walk 65 536 keys in random order. Hits and misses (senders that
     /// are not peers, as in a flood) are grouped separately, each with its own baseline.
+    /// Run: <c>dotnet run -c Release -- --filter '*PeerLookup*'</c>.
     /// </summary>
     [MemoryDiagnoser]
-    [ShortRunJob]
+    // Shorter than the default job, longer than ShortRun: on a shared 2-core machine three iterations are too few.
+    [SimpleJob(launchCount: 1, warmupCount: 3, iterationCount: 15)]
     [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByCategory, BenchmarkLogicalGroupRule.ByParams)]
     [CategoriesColumn]
     public class PeerLookupBenchmarks

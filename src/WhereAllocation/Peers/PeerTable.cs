@@ -27,7 +27,8 @@ namespace WhereAllocation
     /// <para><b>Pending senders.</b> <see cref="Pending"/> is a small bounded set for senders that have not
     /// been accepted yet; <see cref="Accept"/> moves one into the table. Spoofed sources that never
     /// answer stay there until pushed out, so they cannot fill the table.</para>
-    /// <para>Not thread safe: use one table per thread, or lock around it.</para>
+    /// <para>Not thread safe: use one table per thread, or lock around it. Enumerating through the
+    /// collection interfaces (LINQ, for example) boxes the enumerator; <c>foreach</c> on the table does not.</para>
     /// </remarks>
     /// <typeparam name="T">The value kept per peer: a connection object, an index, or a struct of state (see <see cref="GetValueRef"/>).</typeparam>
     public sealed partial class PeerTable<T> : IReadOnlyCollection<KeyValuePair<EndPointKey, T>>
