@@ -1,0 +1,79 @@
+using System;
+using System.Collections.Generic;
+using System.Net;
+using System.Net.Sockets;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>
+    /// Written exactly in the shape of the old usage guide: poll, receive into one reused
+    /// IPEndPointNonAlloc, key connections by temp's hash, DeepCopyIPEndPoint() once per new connection,
+    /// answer with SendTo_NonAlloc. It must compile and pass unchanged.
+    /// </summary>
+    public class CompatibilityTests
+    {
+        [Fact]
+        public void TheOldUsageGuideCompilesAndWorks()
+        {
+            Socket socket = new Socket(AddressFamily.InterNetworkV6, SocketType.Dgram, ProtocolType.Udp);
+            socket.DualMode = true;
+            socket.Bind(new IPEndPoint(Loopback.MappedLoopback, 0));
+            int port = ((IPEndPoint)socket.LocalEndPoint!).Port;
+
+            var clients = new Socket[3];
+            for (int i = 0; i < clients.Length; i++)
+            {
+                clients[i] = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+                clients[i].Bind(new IPEndPoint(IPAddress.Loopback, 0));
+                clients[i].ReceiveTimeout = 5000;
+            }
+
+            // --- the server, as the guide wrote it ---
+            byte[] buffer = new byte[1200];
+            IPEndPointNonAlloc reusableClientEP = new IPEndPointNonAlloc(IPAddress.IPv6Any, 0);
+            Dictionary<int, IPEndPoint> connections = new Dictionary<int, IPEndPoint>();
+
+            for (int round = 0; round < 5; round++)
+            {
+                for (int i = 0; i < clients.Length; i++)
+                    clients[i].SendTo(new byte[] { (byte)i, (byte)round }, new IPEndPoint(IPAddress.Loopback, port));
+
+                int handled = 0;
+                while (handled < clients.Length && socket.Poll(2_000_000, SelectMode.SelectRead))
+                {
+                    int msgLength = socket.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, reusableClientEP);
+                    int connectionId = reusableClientEP.temp.GetHashCode();
+                    if (!connections.ContainsKey(connectionId))
+                    {
+                        connections[connectionId] = reusableClientEP.DeepCopyIPEndPoint();
+                    }
+                    socket.SendTo_NonAlloc(buffer, 0, msgLength, SocketFlags.None, reusableClientEP);
+                    handled++;
+                }
+                Assert.Equal(clients.Length, handled);
+            }
+
+            // Three clients, three connections, each stored endpoint naming its own client.
+            Assert.Equal(clients.Length, connections.Count);
+            var expected = new HashSet<IPEndPoint>();
+            foreach (Socket client in clients) expected.Add(new IPEndPoint(IPAddress.Parse("::ffff:127.0.0.1"), ((IPEndPoint)client.LocalEndPoint!).Port));
+            Assert.True(expected.SetEquals(connections.Values));
+
+            // Every client got each of its own datagrams back, in order.
+            var reply = new byte[16];
+            for (int i = 0; i < clients.Length; i++)
+            {
+                for (int round = 0; round < 5; round++)
+                {
+                    EndPoint from = new IPEndPoint(IPAddress.Any, 0);
+                    Assert.Equal(2, clients[i].ReceiveFrom(reply, ref from));
+                    Assert.Equal((byte)i, reply[0]);
+                    Assert.Equal((byte)round, reply[1]);
+                }
+                clients[i].Dispose();
+            }
+            socket.Dispose();
+        }
+    }
+}
