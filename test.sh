@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the same suite on Mono,
+# Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
+# against a Debug build of the library, the same suite on Mono,
 # and the C reference programs' loopback self-test. Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -12,6 +13,13 @@ echo "== CoreCLR: dotnet test"
 dotnet test tests/WhereAllocation.Tests -c Release --logger "console;verbosity=normal" 2>&1 | tee "$log/coreclr.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr)
 line=$(grep -E "^(Passed|Failed)! " "$log/coreclr.txt" | tail -1)
+p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== CoreCLR, Debug build of the library: the memory tests (debug-only checks: poison at reset, allocation sites)"
+dotnet test tests/WhereAllocation.Tests -c Debug --filter "FullyQualifiedName~WhereAllocation.Tests.Memory" --logger "console;verbosity=minimal" 2>&1 | tee "$log/coreclr-debug.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr-debug)
+line=$(grep -E "^(Passed|Failed)! " "$log/coreclr-debug.txt" | tail -1)
 p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 

@@ -19,6 +19,9 @@ namespace WhereAllocation.Memory
         private int _extraCount;
         private int _extraCapacity;
         private long _extraBytes;
+        private nuint* _spares;         // 4096-byte pages kept from earlier rents (ArenaPool.SparePagesPerArena)
+        private int _spareCount;
+        private readonly int _spareCapacity;
         internal bool Rented;
 
         internal Arena(ArenaPool pool)
@@ -30,6 +33,8 @@ namespace WhereAllocation.Memory
             _cursor = (nuint)_firstPage;
             _limit = _cursor + ArenaPool.PageSize;
             pool.CountNative(ArenaPool.PageSize);
+            _spareCapacity = pool.SparePagesPerArena;
+            if (_spareCapacity > 0) _spares = (nuint*)NativeHeap.Alloc((nuint)(_spareCapacity * sizeof(nuint)));
         }
 
         internal override string Name => "arena";
@@ -69,12 +74,20 @@ namespace WhereAllocation.Memory
                 _extraPages = larger;
                 _extraCapacity *= 2;
             }
-            byte* page = (byte*)NativeHeap.Alloc(pageBytes);
+            byte* page;
+            if (pageBytes == ArenaPool.PageSize && _spareCount != 0)
+            {
+                page = (byte*)_spares[--_spareCount]; // already counted in the pool's native bytes
+            }
+            else
+            {
+                page = (byte*)NativeHeap.Alloc(pageBytes);
+                _pool.CountNative((long)pageBytes);
+            }
             _extraPages[2 * _extraCount] = (nuint)page;
             _extraPages[2 * _extraCount + 1] = pageBytes;
             _extraCount++;
             _extraBytes += (long)pageBytes;
-            _pool.CountNative((long)pageBytes);
             _cursor = (nuint)page;
             _limit = _cursor + pageBytes;
             nuint start = AlignUp(_cursor, alignment);
@@ -92,14 +105,28 @@ namespace WhereAllocation.Memory
             }
         }
 
-        /// <summary>Frees the extra pages and rewinds to the first page (the pool has already made old leases and views stale).</summary>
+        /// <summary>
+        /// Frees the extra pages (keeping up to the pool's spare count of 4096-byte ones) and rewinds to the
+        /// first page. The pool has already made old leases and views stale.
+        /// </summary>
         internal void Rewind()
         {
 #if DEBUG
             new Span<byte>(_firstPage, ArenaPool.PageSize).Fill(0xDD);
 #endif
-            for (int i = 0; i < _extraCount; i++) NativeHeap.Free((void*)_extraPages[2 * i]);
-            if (_extraBytes != 0) _pool.CountNative(-_extraBytes);
+            long freed = 0;
+            for (int i = 0; i < _extraCount; i++)
+            {
+                nuint page = _extraPages[2 * i], size = _extraPages[2 * i + 1];
+                if (size == ArenaPool.PageSize && _spareCount < _spareCapacity)
+                {
+                    _spares[_spareCount++] = page;
+                    continue;
+                }
+                NativeHeap.Free((void*)page);
+                freed += (long)size;
+            }
+            if (freed != 0) _pool.CountNative(-freed);
             _extraCount = 0;
             _extraBytes = 0;
             _cursor = (nuint)_firstPage;
@@ -135,9 +162,13 @@ namespace WhereAllocation.Memory
         {
             if (_firstPage == null) return;
             for (int i = 0; i < _extraCount; i++) NativeHeap.Free((void*)_extraPages[2 * i]);
+            for (int i = 0; i < _spareCount; i++) NativeHeap.Free((void*)_spares[i]);
+            if (_spares != null) NativeHeap.Free(_spares);
             NativeHeap.Free(_extraPages);
             NativeHeap.Free(_firstPage);
-            _pool.CountNative(-(ArenaPool.PageSize + _extraBytes));
+            _pool.CountNative(-(ArenaPool.PageSize + _extraBytes + (long)_spareCount * ArenaPool.PageSize));
+            _spareCount = 0;
+            _spares = null;
             _extraCount = 0;
             _extraBytes = 0;
             _firstPage = null;

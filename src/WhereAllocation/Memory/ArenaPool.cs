@@ -26,6 +26,7 @@ namespace WhereAllocation.Memory
         /// <summary>The process-wide pool, for library code and callers that need no separate accounting.</summary>
         public static ArenaPool Shared { get; } = new ArenaPool();
 
+        private readonly int _sparePages;
         private Arena?[] _idle = new Arena?[8];
         private int _idleCount;
         private SpinGate _gate;
@@ -33,6 +34,20 @@ namespace WhereAllocation.Memory
         private int _rented;
         private long _rentCount;
         private bool _disposed;
+
+        /// <summary>
+        /// A pool whose arenas free every extra page when returned (<paramref name="sparePagesPerArena"/> = 0,
+        /// the default), or keep up to that many 4096-byte extra pages for their next rent, which makes a
+        /// multi-page batch free of heap calls in steady state at the cost of holding those pages.
+        /// </summary>
+        public ArenaPool(int sparePagesPerArena = 0)
+        {
+            if (sparePagesPerArena < 0 || sparePagesPerArena > 1024) throw new ArgumentOutOfRangeException(nameof(sparePagesPerArena), "sparePagesPerArena " + sparePagesPerArena + " is not from 0 to 1024.");
+            _sparePages = sparePagesPerArena;
+        }
+
+        /// <summary>Extra 4096-byte pages an arena keeps across rents (0: all freed at return).</summary>
+        public int SparePagesPerArena => _sparePages;
 
         /// <summary>Arenas rented and not returned.</summary>
         public int Rented => Volatile.Read(ref _rented);
@@ -93,6 +108,14 @@ namespace WhereAllocation.Memory
             arena.Rented = false;
             arena.ViewGeneration++; // every copy of this lease, and every view from it, is now stale
             _rented--;
+            if (arena.ExtraPages == 0 && !_disposed && _idleCount < _idle.Length)
+            {
+                // The usual case, one lock: nothing to free, only the cursor to rewind.
+                arena.Rewind();
+                _idle[_idleCount++] = arena;
+                _gate.Exit();
+                return;
+            }
             _gate.Exit();
             arena.Rewind(); // frees extra pages outside the lock
             _gate.Enter();

@@ -58,6 +58,23 @@ namespace WhereAllocation.Tests.Memory
             Assert.Equal(0, _pool.Idle);
         }
 
+        [Fact]
+        public void SparePagesAreKeptForTheNextRentWhenAsked()
+        {
+            using var pool = new ArenaPool(sparePagesPerArena: 2);
+            for (int round = 0; round < 3; round++)
+            {
+                using ArenaLease arena = pool.Rent();
+                for (int i = 0; i < 10; i++) new Span<byte>(arena.Allocate(1000, 8), 1000).Fill((byte)i);
+                arena.Allocate(9000, 8); // larger than a page: never kept
+                Assert.Equal(3, arena.ExtraPages);
+                Assert.Equal(3 * ArenaPool.PageSize + 12_288, pool.NativeBytes); // first page, 2 extra pages, one 3-page block
+            }
+            Assert.Equal(3 * ArenaPool.PageSize, pool.NativeBytes); // first page + 2 spares
+            pool.Trim();
+            Assert.Equal(0, pool.NativeBytes);
+        }
+
         [Theory]
         [InlineData(1)]
         [InlineData(8)]
