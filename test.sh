@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
-# against a Debug build of the library, the same suite on Mono,
+# against a Debug build of the library, the same suite on Mono, the native leak check under valgrind,
 # and the C reference programs' loopback self-test. Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -29,6 +29,13 @@ timeout 900 mono --debug tests/WhereAllocation.Tests.Mono/bin/Release/netstandar
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(mono)
 line=$(grep -E "^mono: [0-9]+ passed" "$log/mono.txt" | tail -1)
 p=$(sed -nE 's/^mono: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== Native leak check: 10^6 memory operations on Mono under valgrind (bench/MemoryLeakCheck)"
+bash bench/MemoryLeakCheck/valgrind.sh 2>&1 | tee "$log/leak.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(leak-check)
+line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/leak.txt" | tail -1)
+p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
 echo "== C reference programs: self-test"

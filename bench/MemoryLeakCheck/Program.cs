@@ -17,6 +17,13 @@ namespace WhereAllocation.MemoryLeakCheck
         public static int Main(string[] args)
         {
             int operations = args.Length > 0 ? int.Parse(args[0]) : 1_000_000;
+            if (args.Length > 1 && args[1] == "--canary")
+            {
+                // Loses one 12345-byte block through the call the library's netstandard2.1 build makes
+                // (Marshal.AllocHGlobal), to show what a block lost on that path looks like to the leak checker.
+                Marshal.AllocHGlobal(12345);
+                Console.WriteLine("canary: lost one 12345-byte block from Marshal.AllocHGlobal on purpose");
+            }
             Console.WriteLine("MemoryLeakCheck on " + (Type.GetType("Mono.Runtime") != null ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + "), " + operations + " operations");
             var watch = Stopwatch.StartNew();
             MixedWorkload.Result result = MixedWorkload.Run(operations);
