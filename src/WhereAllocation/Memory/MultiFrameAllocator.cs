@@ -47,7 +47,8 @@ namespace WhereAllocation.Memory
         }
 
         private readonly int _budget;
-        private readonly int[] _liveByFrame;       // live allocations per frame, ring of budget + 1
+        private readonly int[] _liveByFrame;       // live allocations per frame: a ring of at least budget + 1, a power of two
+        private readonly int _ringMask;
         private byte** _freeLists;                 // per class, linked through slot + 16
         private PointerMap _chunks;                // chunk start -> class
         private PointerMap _large;                 // user pointer -> (block, size)
@@ -63,7 +64,10 @@ namespace WhereAllocation.Memory
         {
             if (frameBudget < 1 || frameBudget > 1000) throw new ArgumentOutOfRangeException(nameof(frameBudget), "frameBudget " + frameBudget + " is not from 1 to 1000.");
             _budget = frameBudget;
-            _liveByFrame = new int[frameBudget + 1];
+            int ring = 2;
+            while (ring < frameBudget + 1) ring <<= 1;
+            _liveByFrame = new int[ring];
+            _ringMask = ring - 1;
             _freeLists = (byte**)NativeHeap.Alloc((nuint)(ClassCount * sizeof(byte*)));
             for (int i = 0; i < ClassCount; i++) _freeLists[i] = null;
             _chunks.Init(4);
@@ -177,7 +181,7 @@ namespace WhereAllocation.Memory
             h->Size = (uint)size;
             h->Offset = (ushort)(user - slot);
             h->Flags = 0;
-            _liveByFrame[(uint)_frame % (uint)_liveByFrame.Length]++;
+            _liveByFrame[_frame & _ringMask]++;
             Count(size);
             if (site != null) _sites![(IntPtr)user] = site;
             _gate.Exit();
@@ -260,7 +264,7 @@ namespace WhereAllocation.Memory
             }
             h->Frame = _frame;
             _large.Add((nuint)user, (nuint)block, size);
-            _liveByFrame[(uint)_frame % (uint)_liveByFrame.Length]++;
+            _liveByFrame[_frame & _ringMask]++;
             Count(size);
             if (site != null) _sites![(IntPtr)user] = site;
             _gate.Exit();
@@ -319,7 +323,7 @@ namespace WhereAllocation.Memory
             }
             else
             {
-                _liveByFrame[(uint)h->Frame % (uint)_liveByFrame.Length]--;
+                _liveByFrame[h->Frame & _ringMask]--;
             }
         }
 
@@ -341,7 +345,7 @@ namespace WhereAllocation.Memory
             int expired = _frame - _budget;
             if (expired >= 0)
             {
-                ref int live = ref _liveByFrame[(uint)expired % (uint)_liveByFrame.Length];
+                ref int live = ref _liveByFrame[expired & _ringMask];
                 if (live != 0)
                 {
                     leaks = CollectLeaks(expired);

@@ -23,7 +23,7 @@ namespace WhereAllocation.Memory
         public static PersistentAllocator Shared { get; } = new PersistentAllocator(isShared: true);
 
         private readonly bool _isShared;
-        private PointerMap _live;          // user pointer -> (size, unused)
+        private PointerMap _live;          // user pointer -> (size, 1 if from the aligned allocator)
         private nuint* _recent;            // ring of recently freed pointers, to tell "freed twice" from "not ours"
         private int _recentNext;
         private SpinGate _gate;
@@ -65,15 +65,17 @@ namespace WhereAllocation.Memory
         {
             if (!MemoryErrors.IsValid(size, alignment)) MemoryErrors.ThrowBadRequest(size, alignment);
             if (_disposed) MemoryErrors.ThrowDisposed(Name);
-            void* pointer = NativeHeap.AllocAligned(size, alignment);
+            // malloc already gives 16 bytes (8 on 32-bit): the aligned allocator only when more is asked.
+            bool aligned = alignment > NativeHeap.MallocAlignment;
+            void* pointer = aligned ? NativeHeap.AllocAligned(size, alignment) : NativeHeap.Alloc(size);
             _gate.Enter();
             if (_disposed)
             {
                 _gate.Exit();
-                NativeHeap.FreeAligned(pointer);
+                Release(pointer, aligned);
                 MemoryErrors.ThrowDisposed(Name);
             }
-            _live.Add((nuint)pointer, size, 0);
+            _live.Add((nuint)pointer, size, aligned ? (nuint)1 : 0);
             _liveBytes += (long)size;
             _liveCount++;
             _totalAllocations++;
@@ -92,7 +94,7 @@ namespace WhereAllocation.Memory
                 _gate.Exit();
                 MemoryErrors.ThrowDisposed(Name);
             }
-            if (!_live.Remove((nuint)pointer, out nuint size, out _))
+            if (!_live.Remove((nuint)pointer, out nuint size, out nuint alignedFlag))
             {
                 bool twice = false;
                 for (int i = 0; i < RecentFrees; i++) twice |= _recent[i] == (nuint)pointer;
@@ -106,7 +108,13 @@ namespace WhereAllocation.Memory
             _liveCount--;
             _totalFrees++;
             _gate.Exit();
-            NativeHeap.FreeAligned(pointer);
+            Release(pointer, alignedFlag != 0);
+        }
+
+        private static void Release(void* pointer, bool aligned)
+        {
+            if (aligned) NativeHeap.FreeAligned(pointer);
+            else NativeHeap.Free(pointer);
         }
 
         /// <summary>The size asked for when <paramref name="pointer"/> was allocated, or -1 when it is not a live allocation of this allocator.</summary>
@@ -132,7 +140,7 @@ namespace WhereAllocation.Memory
             if (!_disposed)
             {
                 for (int i = 0; i < _live.Capacity; i++)
-                    if (_live.TryGetAt(i, out nuint pointer, out _, out _)) NativeHeap.FreeAligned((void*)pointer);
+                    if (_live.TryGetAt(i, out nuint pointer, out _, out nuint alignedFlag)) Release((void*)pointer, alignedFlag != 0);
                 _live.Dispose();
                 _live.Init(6);
             }
@@ -157,7 +165,7 @@ namespace WhereAllocation.Memory
                 return;
             }
             for (int i = 0; i < _live.Capacity; i++)
-                if (_live.TryGetAt(i, out nuint pointer, out _, out _)) NativeHeap.FreeAligned((void*)pointer);
+                if (_live.TryGetAt(i, out nuint pointer, out _, out nuint alignedFlag)) Release((void*)pointer, alignedFlag != 0);
             _live.Dispose();
             NativeHeap.Free(_recent);
             _recent = null;
