@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the same suite on Mono,
+# Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
+# against a Debug build of the library, the same suite on Mono, the native leak check under valgrind,
 # and the C reference programs' loopback self-test. Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -17,12 +18,26 @@ f=$(grep -E "^ +Failed: +[0-9]+" "$log/coreclr.txt" | tail -1 | grep -oE "[0-9]+
 echo "coreclr: ${p:-0} passed, ${f:-0} failed"
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
+echo "== CoreCLR, Debug build of the library: the memory tests (debug-only checks: poison at reset, allocation sites)"
+dotnet test tests/WhereAllocation.Tests -c Debug --filter "FullyQualifiedName~WhereAllocation.Tests.Memory" --logger "console;verbosity=minimal" 2>&1 | tee "$log/coreclr-debug.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr-debug)
+line=$(grep -E "^(Passed|Failed)! " "$log/coreclr-debug.txt" | tail -1)
+p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
 echo "== Mono: the same suite"
 dotnet build tests/WhereAllocation.Tests.Mono -c Release -v quiet -nologo >"$log/mono-build.txt" 2>&1 || { cat "$log/mono-build.txt"; broken+=(mono-build); }
 timeout 900 mono --debug tests/WhereAllocation.Tests.Mono/bin/Release/netstandard2.1/WhereAllocation.Tests.Mono.dll 2>&1 | tee "$log/mono.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(mono)
 line=$(grep -E "^mono: [0-9]+ passed" "$log/mono.txt" | tail -1)
 p=$(sed -nE 's/^mono: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== Native leak check: 10^6 memory operations on Mono under valgrind (bench/MemoryLeakCheck)"
+bash bench/MemoryLeakCheck/valgrind.sh 2>&1 | tee "$log/leak.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(leak-check)
+line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/leak.txt" | tail -1)
+p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
 echo "== C reference programs: self-test"

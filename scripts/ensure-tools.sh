@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks for the tests and the demo: Mono (Debian's mono-complete, the
-# stand-in for Unity's Mono) and a C compiler. Needs root for apt-get; does nothing when all is there.
+# stand-in for Unity's Mono), a C compiler and valgrind (the memory leak check). Needs root for apt-get; does nothing when all is there.
 set -euo pipefail
 missing=()
 command -v mono >/dev/null 2>&1 || missing+=(mono-complete)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "ensure-tools: missing ${missing[*]}; install them (apt-get install ${missing[*]}) or run as root" >&2
