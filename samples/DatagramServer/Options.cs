@@ -68,7 +68,8 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --buffer BYTES     receive buffer per datagram, > size (default 2048)
   --sender-mode M    wa-sender mode: gso (default; sendmmsg + UDP_SEGMENT), mmsg or plain
   --warmup N         datagrams each C# method receives before it is measured (default 100000; 0 = none)
-  --idle-ms M        a receiver that read nothing for M ms after the sender finished is stopped (default 300)
+  --idle-ms M        a C# receiver that read nothing for M ms after the sender finished is stopped
+                     (default 300; wa-recv gets at least 1000, as its clock starts at its first datagram)
   --drain-round N    datagrams per round in drain mode (default 6000; must fit the receive queue)
   --tick-frames F    frames of the tick scenario (default 20; 0 = skip it)
   --tick-clients K   client sockets in the tick scenario (default 4)
@@ -78,6 +79,7 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --native-dir DIR   the bench/native folder (default: found above the program or the current folder)
   --inject-corrupt K for tests: send K corrupted datagrams to every receiver before the sender starts;
                      every row must then report exactly K corrupt in details.csv and still lost = 0
+                     (they arrive before the sender starts, so the timings of such a run mean nothing)
   --help             this text
 
 Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrupt datagrams;

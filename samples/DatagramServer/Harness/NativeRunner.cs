@@ -32,7 +32,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 long extra = first == 0 ? options.Inject : 0;
                 string ready = Path.Combine(Path.GetTempPath(), "wa-recv-" + Process.GetCurrentProcess().Id + "-" + Interlocked.Increment(ref s_readyFiles) + ".port");
                 Process receiver = tools.StartReceiver(method.WaRecvMethod, n + extra, first, options.BufferSize, options.ReceiverCpu,
-                    options.ReceiveBuffer, options.IdleMs, 60, ready);
+                    options.ReceiveBuffer, IdleMs(options, extra), 60, ready);
                 bool finished = false;
                 try
                 {
@@ -61,6 +61,14 @@ namespace WhereAllocation.Samples.DatagramServer
             }
             return row;
         }
+
+        /// <summary>
+        /// wa-recv stops this long after its last datagram. Its clock starts at the first datagram, not when the
+        /// sender finishes as the C# runs' does, so it needs room for a sender that is slow to start or is
+        /// briefly descheduled on a busy machine: at least 1 s, and 3 s when injected datagrams arrive before
+        /// the sender has even started. It only costs time at the end of a run that had drops.
+        /// </summary>
+        private static int IdleMs(Options options, long injected) => Math.Max(options.IdleMs, injected > 0 ? 3000 : 1000);
 
         private static void Add(ResultRow row, SenderResult sent, Dictionary<string, string> r, string diagnostics)
         {
