@@ -16,6 +16,7 @@ namespace WhereAllocation.Samples.DatagramServer
         private const int BarHeight = 22;
         private const int RowHeight = 32;
         private const int Top = 70;
+        private const int LabelRoom = 90; // right of the longest bar, for its value
 
         public static string Render(string title, IReadOnlyList<ResultRow> rows)
         {
@@ -44,7 +45,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 string colour = c ? "#7f7f7f" : r.Method.StartsWith("library", StringComparison.Ordinal) ? "#2a7ab9" : "#d9822b";
                 Text(svg, LabelWidth - 8, y + 16, Escape(r.Method), "text-anchor=\"end\"");
 
-                double rateWidth = PanelWidth * r.DatagramsPerSecond / maxRate;
+                double rateWidth = (PanelWidth - LabelRoom) * r.DatagramsPerSecond / maxRate;
                 Bar(svg, x1, y, rateWidth, colour);
                 Text(svg, x1 + rateWidth + 4, y + 16, Numbers.Short(r.DatagramsPerSecond) + "/s", "");
 
@@ -55,7 +56,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 else
                 {
                     double bytes = r.BytesPerDatagram ?? 0;
-                    double bytesWidth = PanelWidth * bytes / maxBytes;
+                    double bytesWidth = (PanelWidth - LabelRoom) * bytes / maxBytes;
                     Bar(svg, x2, y, bytesWidth, colour);
                     Text(svg, x2 + bytesWidth + 4, y + 16, Numbers.Bytes(bytes) + " B", bytes == 0 ? "font-weight=\"bold\"" : "");
                 }
