@@ -1,0 +1,151 @@
+using System;
+
+namespace WhereAllocation.Samples.DatagramServer
+{
+    /// <summary>Why a datagram failed <see cref="WaFormat.Check(string, out long)"/>; the same codes, in the same order, as the C receiver's check.</summary>
+    internal enum WaCheckResult
+    {
+        Ok = 0,
+        Short = 1,
+        Prefix = 2,
+        Digits = 3,
+        Filler = 4,
+        SumText = 5,
+        Sum = 6,
+    }
+
+    /// <summary>
+    /// The benchmark's datagram, as bench/native/README.md defines it: S bytes of ASCII text
+    /// "WA &lt;10-digit sequence&gt; &lt;filler letters&gt;&lt;8 lowercase hex digits&gt;", where byte i of the filler is
+    /// 'a' + (seq + i) % 26 and the hex digits are a Fletcher-32 (one byte per step) of everything before them.
+    /// </summary>
+    /// <remarks>
+    /// Receivers check the text after UTF-8 decoding, so the check runs over chars; for a valid datagram
+    /// every char is ASCII and has the value of its byte, so the result equals the C receiver's check of
+    /// the bytes. The core works on a pointer: one code path for a string and a char array, without
+    /// bounds checks in the inner loops, as the C code has none.
+    /// </remarks>
+    internal static unsafe class WaFormat
+    {
+        public const int MinSize = 24;
+        public const int MaxSize = 1400;
+        public const long MaxSequence = 9_999_999_999;
+        private const int DigitsOffset = 3;
+        private const int DigitCount = 10;
+        private const int SpaceOffset = 13;
+        private const int FillerOffset = 14;
+        private const int SumLength = 8;
+
+        /// <summary>Checks a decoded datagram held in a string.</summary>
+        public static WaCheckResult Check(string text, out long sequence)
+        {
+            fixed (char* p = text) return Check(p, text.Length, out sequence);
+        }
+
+        /// <summary>Checks the first <paramref name="length"/> chars of <paramref name="chars"/>.</summary>
+        public static WaCheckResult Check(char[] chars, int length, out long sequence)
+        {
+            if ((uint)length > (uint)chars.Length) throw new ArgumentOutOfRangeException(nameof(length));
+            fixed (char* p = chars) return Check(p, length, out sequence);
+        }
+
+        private static WaCheckResult Check(char* p, int length, out long sequence)
+        {
+            sequence = 0;
+            if (length < MinSize) return WaCheckResult.Short;
+            if (p[0] != 'W' || p[1] != 'A' || p[2] != ' ') return WaCheckResult.Prefix;
+
+            long seq = 0;
+            for (int i = DigitsOffset; i < DigitsOffset + DigitCount; i++)
+            {
+                int digit = p[i] - '0';
+                if ((uint)digit > 9) return WaCheckResult.Digits;
+                seq = seq * 10 + digit;
+            }
+            if (p[SpaceOffset] != ' ') return WaCheckResult.Digits;
+
+            int body = length - SumLength;
+            int letter = (int)((seq + FillerOffset) % 26);
+            for (int i = FillerOffset; i < body; i++)
+            {
+                if (p[i] != 'a' + letter) return WaCheckResult.Filler;
+                if (++letter == 26) letter = 0;
+            }
+
+            uint want = 0;
+            for (int i = body; i < length; i++)
+            {
+                int c = p[i];
+                int nibble;
+                if (c >= '0' && c <= '9') nibble = c - '0';
+                else if (c >= 'a' && c <= 'f') nibble = c - 'a' + 10;
+                else return WaCheckResult.SumText;
+                want = (want << 4) | (uint)nibble;
+            }
+            if (Fletcher32(p, body) != want) return WaCheckResult.Sum;
+
+            sequence = seq;
+            return WaCheckResult.Ok;
+        }
+
+        /// <summary>
+        /// Fletcher-32 with one char per step: sum1 = (sum1 + c) % 65535, sum2 = (sum2 + sum1) % 65535.
+        /// The 64-bit sums are reduced once per 4096 chars, which gives the same result.
+        /// </summary>
+        public static uint Fletcher32(char* p, int length)
+        {
+            ulong sum1 = 0, sum2 = 0;
+            while (length > 0)
+            {
+                int n = length < 4096 ? length : 4096;
+                for (int i = 0; i < n; i++)
+                {
+                    sum1 += p[i];
+                    sum2 += sum1;
+                }
+                sum1 %= 65535;
+                sum2 %= 65535;
+                p += n;
+                length -= n;
+            }
+            return (uint)((sum2 << 16) | sum1);
+        }
+
+        /// <summary>Writes the datagram of <paramref name="sequence"/> into the first <paramref name="size"/> bytes of <paramref name="destination"/>. Allocates nothing.</summary>
+        public static void Fill(byte[] destination, int offset, int size, long sequence)
+        {
+            if (size < MinSize || size > destination.Length - offset) throw new ArgumentOutOfRangeException(nameof(size));
+            if (sequence < 0 || sequence > MaxSequence) throw new ArgumentOutOfRangeException(nameof(sequence));
+            destination[offset] = (byte)'W';
+            destination[offset + 1] = (byte)'A';
+            destination[offset + 2] = (byte)' ';
+            long v = sequence;
+            for (int d = DigitCount - 1; d >= 0; d--)
+            {
+                destination[offset + DigitsOffset + d] = (byte)('0' + (int)(v % 10));
+                v /= 10;
+            }
+            destination[offset + SpaceOffset] = (byte)' ';
+            int body = size - SumLength;
+            int letter = (int)((sequence + FillerOffset) % 26);
+            ulong sum1 = 0, sum2 = 0;
+            for (int i = FillerOffset; i < body; i++)
+            {
+                destination[offset + i] = (byte)('a' + letter);
+                if (++letter == 26) letter = 0;
+            }
+            for (int i = 0; i < body; i++)
+            {
+                sum1 = (sum1 + destination[offset + i]) % 65535;
+                sum2 = (sum2 + sum1) % 65535;
+            }
+            uint sum = (uint)((sum2 << 16) | sum1);
+            for (int d = SumLength - 1; d >= 0; d--)
+            {
+                int nibble = (int)(sum & 0xf);
+                destination[offset + body + d] = (byte)(nibble < 10 ? '0' + nibble : 'a' + nibble - 10);
+                sum >>= 4;
+            }
+        }
+    }
+}

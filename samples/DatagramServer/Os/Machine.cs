@@ -1,0 +1,60 @@
+using System;
+using System.IO;
+using System.Runtime.InteropServices;
+
+namespace WhereAllocation.Samples.DatagramServer
+{
+    /// <summary>What the run was measured on: the runtime (CoreCLR or Mono) and the machine.</summary>
+    internal static class Machine
+    {
+        public static readonly bool IsMono = Type.GetType("Mono.Runtime") != null;
+
+        /// <summary>"mono" or "coreclr": the default runtime label in the results.</summary>
+        public static string RuntimeLabel => IsMono ? "mono" : "coreclr";
+
+        public static string RuntimeDescription => (IsMono ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + ")";
+
+        public static string CpuModel
+        {
+            get
+            {
+                try
+                {
+                    foreach (string line in File.ReadAllLines("/proc/cpuinfo"))
+                    {
+                        if (line.StartsWith("model name", StringComparison.Ordinal))
+                        {
+                            int colon = line.IndexOf(':');
+                            if (colon >= 0) return line.Substring(colon + 1).Trim();
+                        }
+                    }
+                }
+                catch (IOException) { }
+                catch (UnauthorizedAccessException) { }
+                return "unknown CPU";
+            }
+        }
+
+        public static string Kernel
+        {
+            get
+            {
+                try { return "Linux " + File.ReadAllText("/proc/sys/kernel/osrelease").Trim(); }
+                catch (IOException) { return RuntimeInformation.OSDescription; }
+                catch (UnauthorizedAccessException) { return RuntimeInformation.OSDescription; }
+            }
+        }
+
+        public static string Describe() => CpuModel + ", " + Environment.ProcessorCount + " CPUs, " + Kernel;
+
+        /// <summary>net.core.rmem_max, the cap of SO_RCVBUF requests (the kernel grants up to twice this); -1 when unknown.</summary>
+        public static long ReceiveBufferMax
+        {
+            get
+            {
+                try { return long.Parse(File.ReadAllText("/proc/sys/net/core/rmem_max").Trim(), System.Globalization.CultureInfo.InvariantCulture); }
+                catch (Exception e) when (e is IOException || e is FormatException || e is UnauthorizedAccessException) { return -1; }
+            }
+        }
+    }
+}
