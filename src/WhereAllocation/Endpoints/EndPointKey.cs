@@ -105,7 +105,8 @@ namespace WhereAllocation
             AddressFamily family = socketAddress.Family;
             if (family == AddressFamily.InterNetwork)
             {
-                if (socketAddress.Size < SockaddrLayout.IPv4Size) throw new ArgumentException("The IPv4 socket address is too short.", nameof(socketAddress));
+                // Not IPv4Size (16): Mono builds a received IPv4 SocketAddress of 8 bytes (family, port, address, no padding).
+                if (socketAddress.Size < SockaddrLayout.IPv4AddressOffset + 4) throw new ArgumentException("The IPv4 socket address is too short.", nameof(socketAddress));
                 Span<byte> a = stackalloc byte[4];
                 for (int i = 0; i < 4; i++) a[i] = socketAddress[SockaddrLayout.IPv4AddressOffset + i];
                 return new EndPointKey(FamilyV4, MemoryMarshal.Read<uint>(a), 0, ReadPort(socketAddress), 0);
@@ -277,7 +278,8 @@ namespace WhereAllocation
                 Span<byte> b = stackalloc byte[8];
                 ulong a1 = _a1;
                 Store(b, a1);
-                return b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0xff && b[5] == 0xff;
+                // b holds address bytes 8..15: ::ffff:a.b.c.d has 0, 0 at 8..9 and 0xff, 0xff at 10..11.
+                return b[0] == 0 && b[1] == 0 && b[2] == 0xff && b[3] == 0xff;
             }
         }
 
