@@ -42,7 +42,7 @@ namespace WhereAllocation
             }
         }
 
-        private static SockaddrFormat Format => Platform.Os == OsFamily.Darwin ? SockaddrFormat.Bsd : Platform.Os == OsFamily.Windows ? SockaddrFormat.Windows : SockaddrFormat.Linux;
+        internal static SockaddrFormat Format => Platform.Os == OsFamily.Darwin ? SockaddrFormat.Bsd : Platform.Os == OsFamily.Windows ? SockaddrFormat.Windows : SockaddrFormat.Linux;
 
         /// <summary>
         /// Receives one datagram. With <paramref name="wait"/> false, returns false at once when none is
@@ -68,7 +68,7 @@ namespace WhereAllocation
                         if (!Errno.IsWouldBlock(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
                         if (!wait) return false;
                         if (!socket.Blocking) throw new SocketException((int)SocketError.WouldBlock);
-                        WaitUntilReadable(raw, handle);
+                        WaitUntilReadable(socket, raw, handle);
                     }
                 }
             }
@@ -78,7 +78,12 @@ namespace WhereAllocation
             }
         }
 
-        private static bool TryReceiveOnce(IntPtr raw, byte* payload, int length, SocketFlags flags, byte* address, out ReceivedDatagram datagram, out int errno)
+        /// <summary>
+        /// One non-blocking receive on a descriptor the caller holds a reference on; the sender's sockaddr
+        /// (OS layout) is left at <paramref name="address"/>, which must hold <see cref="SockaddrLayout.StorageSize"/> bytes.
+        /// False with the errno (Winsock error on Windows) when nothing was received.
+        /// </summary>
+        internal static bool TryReceiveOnce(IntPtr raw, byte* payload, int length, SocketFlags flags, byte* address, out ReceivedDatagram datagram, out int errno)
         {
             int nativeFlags = (flags & SocketFlags.Peek) != 0 ? OsConstants.MsgPeek : 0;
             long received;
@@ -170,16 +175,14 @@ namespace WhereAllocation
                 {
                     while (true)
                     {
-                        long sent = Platform.Os == OsFamily.Windows
-                            ? Ws2_32.SendTo(raw, payload, buffer.Length, nativeFlags, address, addressLength)
-                            : (long)Libc.SendTo((int)raw, payload, (nuint)buffer.Length, nativeFlags, address, (uint)addressLength);
+                        long sent = SendOnce(raw, payload, buffer.Length, nativeFlags, address, addressLength);
                         if (sent >= 0) return (int)sent;
                         int errno = Marshal.GetLastWin32Error();
                         if (Errno.IsInterrupted(errno)) continue;
                         // The runtime may have made the descriptor non-blocking under a blocking Socket.
                         if (blocking && Errno.IsWouldBlock(errno) && Platform.Os != OsFamily.Windows)
                         {
-                            WaitUntil(raw, handle, 0x4 /* POLLOUT */, 0);
+                            WaitUntil(socket, raw, handle, WaitFor.Write, 0);
                             continue;
                         }
                         throw new SocketException((int)Errno.ToSocketError(errno));
@@ -190,6 +193,17 @@ namespace WhereAllocation
             {
                 if (added) handle.DangerousRelease();
             }
+        }
+
+        /// <summary>
+        /// One sendto on a descriptor the caller holds a reference on, with OS flags and an OS sockaddr.
+        /// Returns the bytes sent, or a negative value with the error in <see cref="Marshal.GetLastWin32Error"/>.
+        /// </summary>
+        internal static long SendOnce(IntPtr raw, byte* payload, int length, int nativeFlags, byte* address, int addressLength)
+        {
+            return Platform.Os == OsFamily.Windows
+                ? Ws2_32.SendTo(raw, payload, length, nativeFlags, address, addressLength)
+                : (long)Libc.SendTo((int)raw, payload, (nuint)length, nativeFlags, address, (uint)addressLength);
         }
 
         /// <summary>True when an IPv6 socket accepts IPv4 peers (IPV6_V6ONLY is 0). One system call.</summary>
@@ -219,18 +233,18 @@ namespace WhereAllocation
             }
         }
 
-        private static void WaitUntilReadable(IntPtr raw, SafeHandle handle)
+        private static void WaitUntilReadable(Socket socket, IntPtr raw, SafeHandle handle)
         {
             if (Platform.Os == OsFamily.Windows)
             {
                 // Winsock: a blocking recvfrom honours SO_RCVTIMEO and wakes on closesocket, so wait in it.
-                WaitWindows(raw, handle);
+                WaitWindows(socket, raw, handle);
                 return;
             }
-            WaitUntil(raw, handle, OsConstants.PollIn, ReceiveTimeoutMilliseconds(raw));
+            WaitUntil(socket, raw, handle, WaitFor.Read, ReceiveTimeoutMilliseconds(raw));
         }
 
-        private static void WaitWindows(IntPtr raw, SafeHandle handle)
+        private static void WaitWindows(Socket socket, IntPtr raw, SafeHandle handle)
         {
             Ws2_32.WsaPollFd poll;
             poll.Fd = raw;
@@ -240,35 +254,89 @@ namespace WhereAllocation
                 poll.Revents = 0;
                 int r = Ws2_32.WsaPoll(&poll, 1, WaitSliceMilliseconds);
                 if (r != 0) return;
-                if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+                ThrowIfDisposed(socket, handle);
             }
         }
 
-        /// <summary>Polls in short slices until the descriptor is ready, the socket is disposed, or the timeout passes.</summary>
-        private static void WaitUntil(IntPtr raw, SafeHandle handle, short events, int timeoutMilliseconds)
+        /// <summary>Polls in short slices until the descriptor is ready, the socket is disposed, or the timeout (0: none) passes, which throws TimedOut.</summary>
+        private static void WaitUntil(Socket socket, IntPtr raw, SafeHandle handle, WaitFor what, int timeoutMilliseconds)
+        {
+            if (!TryWaitUntil(socket, raw, handle, what, timeoutMilliseconds > 0 ? timeoutMilliseconds : -1))
+                throw new SocketException((int)SocketError.TimedOut);
+        }
+
+        internal enum WaitFor
+        {
+            Read,
+            Write,
+        }
+
+        /// <summary>
+        /// Polls (WSAPoll on Windows) in short slices until the descriptor is ready (true), the timeout
+        /// passes (false; a negative timeout never passes), or the socket is disposed (ObjectDisposedException).
+        /// Allocates nothing unless it throws.
+        /// </summary>
+        /// <exception cref="SocketException">Shutdown: the socket was shut down, so nothing will ever come.</exception>
+        internal static bool TryWaitUntil(Socket socket, IntPtr raw, SafeHandle handle, WaitFor what, int timeoutMilliseconds)
         {
             long start = Stopwatch.GetTimestamp();
-            Libc.PollFd poll;
-            poll.Fd = (int)raw;
-            poll.Events = events;
             while (true)
             {
                 int slice = WaitSliceMilliseconds;
-                if (timeoutMilliseconds > 0)
+                if (timeoutMilliseconds >= 0)
                 {
                     long elapsed = (Stopwatch.GetTimestamp() - start) * 1000 / Stopwatch.Frequency;
-                    if (elapsed >= timeoutMilliseconds) throw new SocketException((int)SocketError.TimedOut);
+                    if (elapsed >= timeoutMilliseconds) return false;
                     slice = (int)Math.Min(slice, timeoutMilliseconds - elapsed);
                 }
-                poll.Revents = 0;
-                int r = Libc.Poll(&poll, 1, slice);
-                if (r > 0) return; // ready, or an error the next call will report
+                int r;
+                bool hungUp;
+                if (Platform.Os == OsFamily.Windows)
+                {
+                    Ws2_32.WsaPollFd wsaPoll;
+                    wsaPoll.Fd = raw;
+                    wsaPoll.Events = what == WaitFor.Read ? Ws2_32.PollRdNorm : Ws2_32.PollWrNorm;
+                    wsaPoll.Revents = 0;
+                    r = Ws2_32.WsaPoll(&wsaPoll, 1, slice);
+                    hungUp = (wsaPoll.Revents & (Ws2_32.PollHup | Ws2_32.PollNval)) != 0;
+                }
+                else
+                {
+                    Libc.PollFd poll;
+                    poll.Fd = (int)raw;
+                    poll.Events = what == WaitFor.Read ? OsConstants.PollIn : OsConstants.PollOut;
+                    poll.Revents = 0;
+                    r = Libc.Poll(&poll, 1, slice);
+                    hungUp = (poll.Revents & (OsConstants.PollHup | OsConstants.PollNval)) != 0;
+                }
                 if (r < 0)
                 {
                     int errno = Marshal.GetLastWin32Error();
                     if (!Errno.IsInterrupted(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
                 }
-                if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+                if (r > 0 && !hungUp) return true; // ready, or an error the next call will report
+                ThrowIfDisposed(socket, handle);
+                // CoreCLR's Dispose shuts the socket down (POLLHUP) while a call still holds its handle, and recv
+                // then keeps saying EAGAIN: a hang-up must end the wait, or the caller would spin.
+                if (hungUp) throw new SocketException((int)SocketError.Shutdown);
+            }
+        }
+
+        /// <summary>
+        /// Throws ObjectDisposedException once <paramref name="socket"/> is disposed. SafeHandle.IsClosed alone
+        /// cannot tell while the caller holds a reference (the handle closes when the last reference goes), so
+        /// the Socket's own disposed flag is read through Available, which checks it first on Mono and CoreCLR.
+        /// </summary>
+        private static void ThrowIfDisposed(Socket socket, SafeHandle handle)
+        {
+            if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+            try
+            {
+                _ = socket.Available;
+            }
+            catch (SocketException)
+            {
+                // An error of a live socket: the next receive or send reports it.
             }
         }
 
