@@ -160,5 +160,16 @@ run_pair out-of-range-detected \
     "--host 127.0.0.1 --mode plain --count 1000 --first-seq 10" \
     '[ "$drops" = 0 ] && [ "$oor" = 10 ]'
 
+# --drain: the queue is filled first (5000 x 64 B fit in the receive buffer),
+# then emptied without blocking; every datagram must come out intact
+run_pair drain-recvmmsg64-gso-v4 \
+    "--bind 127.0.0.1 --method recvmmsg --batch 64 --count 5000 --drain" \
+    "--host 127.0.0.1 --mode gso --count 5000" \
+    '[ "$oor" = 0 ] && [ "$drops" = 0 ] && [ "$received" = 5000 ]'
+run_pair drain-recvfrom-plain-v6 \
+    "--bind ::1 --method recvfrom --count 2000 --drain" \
+    "--host ::1 --mode plain --count 2000" \
+    '[ "$oor" = 0 ] && [ "$drops" = 0 ] && [ "$received" = 2000 ]'
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -11,6 +11,10 @@
  *
  * (all on one line, separated by single spaces).  See README.md.
  *
+ * With --drain it first waits until the socket's receive queue stops
+ * growing (a sender filled it beforehand), then times only the loop that
+ * empties it, so that the sender cannot set the pace.
+ *
  * Exit 0 when it ran, 1 on a runtime error, 2 for bad options.
  */
 #define _GNU_SOURCE
@@ -42,6 +46,8 @@
 #define MAX_COUNT 1000000000LL  /* bitmap of at most 125 MB */
 #define RCV_TIMEOUT_MS 50
 #define CTL_SPACE 64            /* room for SO_RXQ_OVFL (and a spare cmsg) */
+#define DRAIN_POLL_MS 5         /* --drain: how often the queue is looked at */
+#define DRAIN_SETTLE_MS 100     /* --drain: unchanged this long = stopped growing */
 
 enum method { METHOD_RECVFROM, METHOD_RECVMMSG };
 
@@ -74,7 +80,9 @@ static void usage(FILE *f)
         "  --rcvbuf BYTES             SO_RCVBUF to ask for (0 = leave; default 0)\n"
         "  --idle-ms M                stop M ms after the last datagram (default 500)\n"
         "  --max-seconds S            overall time cap (default 60)\n"
-        "  --ready-file PATH          write the bound port there once bound\n",
+        "  --ready-file PATH          write the bound port there once bound\n"
+        "  --drain                    wait until the receive queue stops growing,\n"
+        "                             then time only the loop that empties it\n",
         MAX_BATCH, MAX_COUNT);
 }
 
@@ -116,6 +124,52 @@ static inline void account(struct stats *st, const uint8_t *buf, size_t len,
     }
 }
 
+/* Reads the socket's SO_MEMINFO counters; returns 0 on success. */
+static int read_meminfo(int fd, uint32_t *rmem, uint32_t *drops)
+{
+    uint32_t m[SK_MEMINFO_VARS];
+    socklen_t len = sizeof(m);
+    memset(m, 0, sizeof(m));
+    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len) < 0 ||
+        len < (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t))
+        return -1;
+    *rmem = m[SK_MEMINFO_RMEM_ALLOC];
+    *drops = m[SK_MEMINFO_DROPS];
+    return 0;
+}
+
+/* --drain: waits until the receive queue holds something and has not
+ * changed (queued bytes and drop counter) for DRAIN_SETTLE_MS, or until
+ * t_cap.  Linux reports the queue in bytes, not datagrams, so "the
+ * expected count is queued" cannot be seen before receiving; a queue
+ * that stopped growing is the signal (received + kernel_drops tells the
+ * count afterwards).  Returns 0 when settled, 1 at the cap, -1 on error. */
+static int wait_for_full_queue(int fd, uint64_t t_cap)
+{
+    uint32_t rmem = 0, drops = 0, last_rmem = 0, last_drops = 0;
+    uint64_t t_start = wa_now_ns(), t_change = t_start;
+    int first = 1;
+    for (;;) {
+        if (read_meminfo(fd, &rmem, &drops) < 0)
+            return -1;
+        uint64_t now = wa_now_ns();
+        if (first || rmem != last_rmem || drops != last_drops) {
+            last_rmem = rmem;
+            last_drops = drops;
+            t_change = now;
+            first = 0;
+        } else if (rmem > 0 && now - t_change >= DRAIN_SETTLE_MS * 1000000ull) {
+            fprintf(stderr, "wa-recv: drain: queue settled at %u bytes (drops=%u) after %.3f s\n",
+                    rmem, drops, (double)(now - t_start) / 1e9);
+            return 0;
+        }
+        if (now >= t_cap)
+            return 1;
+        struct timespec pause = { 0, DRAIN_POLL_MS * 1000000L };
+        nanosleep(&pause, NULL);
+    }
+}
+
 static int write_ready_file(const char *path, unsigned port)
 {
     /* write a temporary file, then rename, so a reader never sees a
@@ -148,6 +202,7 @@ int main(int argc, char **argv)
     long long port = 0, batch = 64, count = -1, size = 2048, cpu = -1;
     long long rcvbuf = 0, idle_ms = 500, max_seconds = 60;
     unsigned long long first_seq = 0;
+    int drain = 0;
 
     static const struct option opts[] = {
         { "bind", required_argument, NULL, 'b' },
@@ -162,6 +217,7 @@ int main(int argc, char **argv)
         { "idle-ms", required_argument, NULL, 'i' },
         { "max-seconds", required_argument, NULL, 'x' },
         { "ready-file", required_argument, NULL, 'f' },
+        { "drain", no_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
@@ -189,6 +245,7 @@ int main(int argc, char **argv)
         case 'i': bad = wa_parse_i64(optarg, 1, 3600000, &idle_ms); break;
         case 'x': bad = wa_parse_i64(optarg, 1, 86400, &max_seconds); break;
         case 'f': ready_file = optarg; break;
+        case 'D': drain = 1; break;
         case 'H': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -323,14 +380,30 @@ int main(int argc, char **argv)
 
     /* ---- receive loop ---- */
     struct rusage ru0, ru1;
-    getrusage(RUSAGE_SELF, &ru0);
     const uint64_t idle_ns = (uint64_t)idle_ms * 1000000ull;
-    const uint64_t t_start = wa_now_ns();
-    const uint64_t t_cap = t_start + (uint64_t)max_seconds * 1000000000ull;
+    const uint64_t t_cap = wa_now_ns() + (uint64_t)max_seconds * 1000000000ull;
     uint64_t t_first = 0, t_last = 0;
     int got_any = 0;
     size_t used = 0; /* entries of msgs[] filled by the last recvmmsg */
     const char *stop_reason = "count";
+    /* --drain: never block; an empty queue ends the loop */
+    const int wait_flags = drain ? MSG_DONTWAIT : 0;
+
+    if (drain) {
+        int w = wait_for_full_queue(fd, t_cap);
+        if (w < 0) {
+            perror("wa-recv: getsockopt(SO_MEMINFO)");
+            return 1;
+        }
+        if (w > 0)
+            fprintf(stderr, "wa-recv: drain: the queue did not settle before --max-seconds\n");
+    }
+    getrusage(RUSAGE_SELF, &ru0);
+    if (drain) {
+        /* the timed span starts before the first call, not after it */
+        got_any = 1;
+        t_first = t_last = wa_now_ns();
+    }
 
     while (st.received < st.count) {
         int n;
@@ -340,7 +413,7 @@ int main(int argc, char **argv)
              * SO_RXQ_OVFL drop counter only comes as a control message. */
             struct msghdr *m = &msgs[0].msg_hdr;
             m->msg_controllen = CTL_SPACE;
-            ssize_t r = recvmsg(fd, m, 0);
+            ssize_t r = recvmsg(fd, m, wait_flags);
             if (r >= 0) {
                 msgs[0].msg_len = (unsigned)r;
                 n = 1;
@@ -352,11 +425,15 @@ int main(int argc, char **argv)
              * filled; reset those that the previous call used */
             for (size_t i = 0; i < used; i++)
                 msgs[i].msg_hdr.msg_controllen = CTL_SPACE;
-            n = recvmmsg(fd, msgs, (unsigned)nb, MSG_WAITFORONE, NULL);
+            n = recvmmsg(fd, msgs, (unsigned)nb, drain ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
             used = n > 0 ? (size_t)n : 0;
         }
         uint64_t now = wa_now_ns();
 
+        if (n < 0 && drain && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            stop_reason = "drained";
+            break;
+        }
         if (n > 0) {
             if (!got_any) {
                 got_any = 1;

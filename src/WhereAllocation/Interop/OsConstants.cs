@@ -13,5 +13,8 @@ namespace WhereAllocation.Interop
         internal static readonly int IpProtoIPv6 = 41;
         internal static readonly int IPv6V6Only = Platform.Os == OsFamily.Darwin ? 27 : Platform.Os == OsFamily.Linux ? 26 : 27;
         internal const short PollIn = 0x1;
+        internal const short PollOut = 0x4;                  // poll() events: same values on Linux and macOS
+        internal const short PollHup = 0x10;
+        internal const short PollNval = 0x20;
     }
 }

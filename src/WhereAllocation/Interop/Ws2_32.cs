@@ -17,6 +17,9 @@ namespace WhereAllocation.Interop
         }
 
         internal const short PollRdNorm = 0x0100;
+        internal const short PollWrNorm = 0x0010;
+        internal const short PollHup = 0x0002;
+        internal const short PollNval = 0x0004;
 
         [DllImport(Lib, EntryPoint = "recvfrom", SetLastError = true)]
         internal static extern int RecvFrom(IntPtr socket, byte* buffer, int length, int flags, byte* address, int* addressLength);

@@ -42,7 +42,7 @@ namespace WhereAllocation
             }
         }
 
-        private static SockaddrFormat Format => Platform.Os == OsFamily.Darwin ? SockaddrFormat.Bsd : Platform.Os == OsFamily.Windows ? SockaddrFormat.Windows : SockaddrFormat.Linux;
+        internal static SockaddrFormat Format => Platform.Os == OsFamily.Darwin ? SockaddrFormat.Bsd : Platform.Os == OsFamily.Windows ? SockaddrFormat.Windows : SockaddrFormat.Linux;
 
         /// <summary>
         /// Receives one datagram. With <paramref name="wait"/> false, returns false at once when none is
@@ -52,36 +52,38 @@ namespace WhereAllocation
         internal static bool Receive(Socket socket, Span<byte> buffer, SocketFlags flags, bool wait, out ReceivedDatagram datagram)
         {
             SafeHandle handle = SocketHandles.Get(socket);
-            byte* address = stackalloc byte[SockaddrLayout.StorageSize];
-            fixed (byte* payload = buffer)
+            bool added = false;
+            try
             {
-                while (true)
+                handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
+                IntPtr raw = handle.DangerousGetHandle();
+                byte* address = stackalloc byte[SockaddrLayout.StorageSize];
+                fixed (byte* payload = buffer)
                 {
-                    // The reference is held around each system call, never across a wait: .NET's Dispose
-                    // waits for outstanding references, so holding one while polling would deadlock it.
-                    bool added = false;
-                    bool received;
-                    int errno;
-                    try
+                    while (true)
                     {
-                        handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
-                        received = TryReceiveOnce(handle.DangerousGetHandle(), payload, buffer.Length, flags, address, out datagram, out errno);
+                        if (TryReceiveOnce(raw, payload, buffer.Length, flags, address, out datagram, out int errno))
+                            return true;
+                        if (Errno.IsInterrupted(errno)) continue;
+                        if (!Errno.IsWouldBlock(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
+                        if (!wait) return false;
+                        if (!socket.Blocking) throw new SocketException((int)SocketError.WouldBlock);
+                        WaitUntilReadable(socket, raw, handle);
                     }
-                    finally
-                    {
-                        if (added) handle.DangerousRelease();
-                    }
-                    if (received) return true;
-                    if (Errno.IsInterrupted(errno)) continue;
-                    if (!Errno.IsWouldBlock(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
-                    if (!wait) return false;
-                    if (!socket.Blocking) throw new SocketException((int)SocketError.WouldBlock);
-                    WaitUntilReadable(socket, handle);
                 }
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
             }
         }
 
-        private static bool TryReceiveOnce(IntPtr raw, byte* payload, int length, SocketFlags flags, byte* address, out ReceivedDatagram datagram, out int errno)
+        /// <summary>
+        /// One non-blocking receive on a descriptor the caller holds a reference on; the sender's sockaddr
+        /// (OS layout) is left at <paramref name="address"/>, which must hold <see cref="SockaddrLayout.StorageSize"/> bytes.
+        /// False with the errno (Winsock error on Windows) when nothing was received.
+        /// </summary>
+        internal static bool TryReceiveOnce(IntPtr raw, byte* payload, int length, SocketFlags flags, byte* address, out ReceivedDatagram datagram, out int errno)
         {
             int nativeFlags = (flags & SocketFlags.Peek) != 0 ? OsConstants.MsgPeek : 0;
             long received;
@@ -173,16 +175,14 @@ namespace WhereAllocation
                 {
                     while (true)
                     {
-                        long sent = Platform.Os == OsFamily.Windows
-                            ? Ws2_32.SendTo(raw, payload, buffer.Length, nativeFlags, address, addressLength)
-                            : (long)Libc.SendTo((int)raw, payload, (nuint)buffer.Length, nativeFlags, address, (uint)addressLength);
+                        long sent = SendOnce(raw, payload, buffer.Length, nativeFlags, address, addressLength);
                         if (sent >= 0) return (int)sent;
                         int errno = Marshal.GetLastWin32Error();
                         if (Errno.IsInterrupted(errno)) continue;
                         // The runtime may have made the descriptor non-blocking under a blocking Socket.
                         if (blocking && Errno.IsWouldBlock(errno) && Platform.Os != OsFamily.Windows)
                         {
-                            WaitUntil(socket, handle, 0x4 /* POLLOUT */, 0);
+                            WaitUntil(socket, raw, handle, WaitFor.Write, 0);
                             continue;
                         }
                         throw new SocketException((int)Errno.ToSocketError(errno));
@@ -193,6 +193,17 @@ namespace WhereAllocation
             {
                 if (added) handle.DangerousRelease();
             }
+        }
+
+        /// <summary>
+        /// One sendto on a descriptor the caller holds a reference on, with OS flags and an OS sockaddr.
+        /// Returns the bytes sent, or a negative value with the error in <see cref="Marshal.GetLastWin32Error"/>.
+        /// </summary>
+        internal static long SendOnce(IntPtr raw, byte* payload, int length, int nativeFlags, byte* address, int addressLength)
+        {
+            return Platform.Os == OsFamily.Windows
+                ? Ws2_32.SendTo(raw, payload, length, nativeFlags, address, addressLength)
+                : (long)Libc.SendTo((int)raw, payload, (nuint)length, nativeFlags, address, (uint)addressLength);
         }
 
         /// <summary>True when an IPv6 socket accepts IPv4 peers (IPV6_V6ONLY is 0). One system call.</summary>
@@ -222,84 +233,110 @@ namespace WhereAllocation
             }
         }
 
-        private static void WaitUntilReadable(Socket socket, SafeHandle handle)
+        private static void WaitUntilReadable(Socket socket, IntPtr raw, SafeHandle handle)
         {
             if (Platform.Os == OsFamily.Windows)
             {
-                WaitWindows(socket, handle);
+                // Winsock: a blocking recvfrom honours SO_RCVTIMEO and wakes on closesocket, so wait in it.
+                WaitWindows(socket, raw, handle);
                 return;
             }
-            int timeout;
-            bool added = false;
-            try
-            {
-                handle.DangerousAddRef(ref added);
-                timeout = ReceiveTimeoutMilliseconds(handle.DangerousGetHandle());
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
-            }
-            WaitUntil(socket, handle, OsConstants.PollIn, timeout);
+            WaitUntil(socket, raw, handle, WaitFor.Read, ReceiveTimeoutMilliseconds(raw));
         }
 
-        private static void WaitWindows(Socket socket, SafeHandle handle)
+        private static void WaitWindows(Socket socket, IntPtr raw, SafeHandle handle)
         {
+            Ws2_32.WsaPollFd poll;
+            poll.Fd = raw;
+            poll.Events = Ws2_32.PollRdNorm;
             while (true)
             {
-                bool added = false;
-                int r;
-                try
-                {
-                    handle.DangerousAddRef(ref added);
-                    Ws2_32.WsaPollFd poll;
-                    poll.Fd = handle.DangerousGetHandle();
-                    poll.Events = Ws2_32.PollRdNorm;
-                    poll.Revents = 0;
-                    r = Ws2_32.WsaPoll(&poll, 1, WaitSliceMilliseconds);
-                }
-                finally
-                {
-                    if (added) handle.DangerousRelease();
-                }
+                poll.Revents = 0;
+                int r = Ws2_32.WsaPoll(&poll, 1, WaitSliceMilliseconds);
                 if (r != 0) return;
-                if (SocketHandles.IsDisposed(socket, handle)) throw new ObjectDisposedException(typeof(Socket).FullName);
+                ThrowIfDisposed(socket, handle);
             }
         }
 
-        /// <summary>Polls in short slices until the descriptor is ready, the socket is disposed, or the timeout passes.</summary>
-        private static void WaitUntil(Socket socket, SafeHandle handle, short events, int timeoutMilliseconds)
+        /// <summary>Polls in short slices until the descriptor is ready, the socket is disposed, or the timeout (0: none) passes, which throws TimedOut.</summary>
+        private static void WaitUntil(Socket socket, IntPtr raw, SafeHandle handle, WaitFor what, int timeoutMilliseconds)
+        {
+            if (!TryWaitUntil(socket, raw, handle, what, timeoutMilliseconds > 0 ? timeoutMilliseconds : -1))
+                throw new SocketException((int)SocketError.TimedOut);
+        }
+
+        internal enum WaitFor
+        {
+            Read,
+            Write,
+        }
+
+        /// <summary>
+        /// Polls (WSAPoll on Windows) in short slices until the descriptor is ready (true), the timeout
+        /// passes (false; a negative timeout never passes), or the socket is disposed (ObjectDisposedException).
+        /// Allocates nothing unless it throws.
+        /// </summary>
+        /// <exception cref="SocketException">Shutdown: the socket was shut down, so nothing will ever come.</exception>
+        internal static bool TryWaitUntil(Socket socket, IntPtr raw, SafeHandle handle, WaitFor what, int timeoutMilliseconds)
         {
             long start = Stopwatch.GetTimestamp();
             while (true)
             {
                 int slice = WaitSliceMilliseconds;
-                if (timeoutMilliseconds > 0)
+                if (timeoutMilliseconds >= 0)
                 {
                     long elapsed = (Stopwatch.GetTimestamp() - start) * 1000 / Stopwatch.Frequency;
-                    if (elapsed >= timeoutMilliseconds) throw new SocketException((int)SocketError.TimedOut);
+                    if (elapsed >= timeoutMilliseconds) return false;
                     slice = (int)Math.Min(slice, timeoutMilliseconds - elapsed);
                 }
-                bool added = false;
                 int r;
-                int errno = 0;
-                try
+                bool hungUp;
+                if (Platform.Os == OsFamily.Windows)
                 {
-                    handle.DangerousAddRef(ref added); // throws ObjectDisposedException once disposed
+                    Ws2_32.WsaPollFd wsaPoll;
+                    wsaPoll.Fd = raw;
+                    wsaPoll.Events = what == WaitFor.Read ? Ws2_32.PollRdNorm : Ws2_32.PollWrNorm;
+                    wsaPoll.Revents = 0;
+                    r = Ws2_32.WsaPoll(&wsaPoll, 1, slice);
+                    hungUp = (wsaPoll.Revents & (Ws2_32.PollHup | Ws2_32.PollNval)) != 0;
+                }
+                else
+                {
                     Libc.PollFd poll;
-                    poll.Fd = (int)handle.DangerousGetHandle();
-                    poll.Events = events;
+                    poll.Fd = (int)raw;
+                    poll.Events = what == WaitFor.Read ? OsConstants.PollIn : OsConstants.PollOut;
                     poll.Revents = 0;
                     r = Libc.Poll(&poll, 1, slice);
-                    if (r < 0) errno = Marshal.GetLastWin32Error();
+                    hungUp = (poll.Revents & (OsConstants.PollHup | OsConstants.PollNval)) != 0;
                 }
-                finally
+                if (r < 0)
                 {
-                    if (added) handle.DangerousRelease();
+                    int errno = Marshal.GetLastWin32Error();
+                    if (!Errno.IsInterrupted(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
                 }
-                if (r > 0) return; // ready, or an error the next call will report
-                if (r < 0 && !Errno.IsInterrupted(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
-                if (SocketHandles.IsDisposed(socket, handle)) throw new ObjectDisposedException(typeof(Socket).FullName);
+                if (r > 0 && !hungUp) return true; // ready, or an error the next call will report
+                ThrowIfDisposed(socket, handle);
+                // CoreCLR's Dispose shuts the socket down (POLLHUP) while a call still holds its handle, and recv
+                // then keeps saying EAGAIN: a hang-up must end the wait, or the caller would spin.
+                if (hungUp) throw new SocketException((int)SocketError.Shutdown);
+            }
+        }
+
+        /// <summary>
+        /// Throws ObjectDisposedException once <paramref name="socket"/> is disposed. SafeHandle.IsClosed alone
+        /// cannot tell while the caller holds a reference (the handle closes when the last reference goes), so
+        /// the Socket's own disposed flag is read through Available, which checks it first on Mono and CoreCLR.
+        /// </summary>
+        private static void ThrowIfDisposed(Socket socket, SafeHandle handle)
+        {
+            if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+            try
+            {
+                _ = socket.Available;
+            }
+            catch (SocketException)
+            {
+                // An error of a live socket: the next receive or send reports it.
             }
         }
 

@@ -160,7 +160,7 @@ namespace WhereAllocation
 
         // ----- one place where the path is chosen -----
 
-        private static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
+        internal static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
             bool received;
             switch (DatagramPaths.Active)
@@ -188,7 +188,7 @@ namespace WhereAllocation
             return Send(socket, array, offset, array.AsSpan(offset, size), flags, remote);
         }
 
-        private static int Send(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
+        internal static int Send(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
         {
             CheckSocket(socket);
             if ((flags & ~SocketFlags.DontRoute) != 0) throw new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags));
@@ -211,7 +211,7 @@ namespace WhereAllocation
             }
         }
 
-        private static void BindAnyOnce(Socket socket)
+        internal static void BindAnyOnce(Socket socket)
         {
             socket.Bind(new IPEndPoint(socket.AddressFamily == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Any : IPAddress.Any, 0));
         }
@@ -225,7 +225,7 @@ namespace WhereAllocation
             if ((uint)size > (uint)(buffer.Length - offset)) throw new ArgumentOutOfRangeException(nameof(size), size, "The size runs past the end of the buffer.");
         }
 
-        private static void CheckSocket(Socket socket)
+        internal static void CheckSocket(Socket socket)
         {
             if (socket == null) throw new ArgumentNullException(nameof(socket));
             AddressFamily family = socket.AddressFamily;
@@ -235,7 +235,7 @@ namespace WhereAllocation
                 throw new ArgumentException("Only datagram sockets are supported; this one is " + socket.SocketType + ".", nameof(socket));
         }
 
-        private static void CheckReceive(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
+        internal static void CheckReceive(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
         {
             CheckSocket(socket);
             if ((flags & ~SocketFlags.Peek) != 0) throw new ArgumentException("Only SocketFlags.None and Peek are supported for receiving.", nameof(flags));

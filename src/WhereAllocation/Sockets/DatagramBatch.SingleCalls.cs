@@ -1,0 +1,146 @@
+using System;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using WhereAllocation.Interop;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// <see cref="DatagramBatchMode.SingleCalls"/>: a loop of one-datagram calls with the same results as
+    /// <see cref="DatagramBatchMode.MultiMessage"/>. On the native path the loop calls the OS directly on the
+    /// slots' memory; on the runtime's paths it goes through the same code as <see cref="SocketExtensions"/>.
+    /// </summary>
+    public sealed unsafe partial class DatagramBatch
+    {
+        private const int RuntimeWaitSliceMilliseconds = 100;
+
+        /// <summary>Non-blocking <c>recvfrom</c> into slot after slot until the queue is empty or every slot is full.</summary>
+        private int ReceiveSingleCallsNative(IntPtr raw, out SocketError error)
+        {
+            int received = 0;
+            error = SocketError.Success;
+            while (received < _capacity)
+            {
+                byte* buffer = _buffers + (long)received * _stride;
+                byte* name = _names + received * SockaddrLayout.StorageSize;
+                if (NativeDatagramIO.TryReceiveOnce(raw, buffer, _slotSize, SocketFlags.None, name, out ReceivedDatagram datagram, out int errno))
+                {
+                    Store(received, datagram);
+                    received++;
+                    continue;
+                }
+                SocketError failure = Errno.ToSocketError(errno);
+                if (failure == SocketError.Interrupted) continue;
+                if (received == 0)
+                {
+                    error = failure;
+                    return 0;
+                }
+                // As recvmmsg does: keep the datagrams, report the error on the next receive.
+                if (failure != SocketError.WouldBlock) _deferredError = failure;
+                break;
+            }
+            return received;
+        }
+
+        /// <summary>The slot's sockaddr is already in place (the OS wrote it); record length and truncation.</summary>
+        private void Store(int index, in ReceivedDatagram datagram)
+        {
+            ref Libc.LinuxMMsgHdr message = ref _messages[index];
+            message.Length = (uint)datagram.Length;
+            message.Header.Flags = datagram.Truncated ? TruncatedFlag : 0;
+            message.Header.NameLength = SockaddrLayout.StorageSize;
+        }
+
+        /// <summary><c>sendto</c> slot after slot; stops at the first that fails, with its error.</summary>
+        private int SendSingleCallsNative(IntPtr raw, int start, int end, int flags, out SocketError error)
+        {
+            for (int i = start; i < end; i++)
+            {
+                long sent = NativeDatagramIO.SendOnce(raw, _buffers + (long)i * _stride, (int)_messages[i].Length, flags,
+                    _names + i * SockaddrLayout.StorageSize, (int)_messages[i].Header.NameLength);
+                if (sent < 0)
+                {
+                    error = Errno.ToSocketError(Marshal.GetLastWin32Error());
+                    return i - start;
+                }
+            }
+            error = SocketError.Success;
+            return end - start;
+        }
+
+        /// <summary>
+        /// The runtime's own receive (the .NET 8 SocketAddress overloads, or the managed fallback) into slot after
+        /// slot, waiting with <c>Socket.Poll</c> in short slices when a timeout is given.
+        /// </summary>
+        private int ReceiveOnRuntimePath(Socket socket, int timeoutMilliseconds)
+        {
+            bool memoryAdded = false;
+            try
+            {
+                _memory.DangerousAddRef(ref memoryAdded);
+                long start = timeoutMilliseconds > 0 ? System.Diagnostics.Stopwatch.GetTimestamp() : 0;
+                while (true)
+                {
+                    int received = 0;
+                    while (received < _capacity)
+                    {
+                        var buffer = new Span<byte>(_buffers + (long)received * _stride, _slotSize);
+                        ReceivedDatagram datagram;
+                        try
+                        {
+                            if (!SocketExtensions.Receive(socket, null, 0, buffer, SocketFlags.None, false, null, out datagram)) break;
+                        }
+                        catch (SocketException e) when (received > 0)
+                        {
+                            _deferredError = e.SocketErrorCode; // keep what was taken; report this next time
+                            break;
+                        }
+                        datagram.RemoteEndPoint.WriteSockaddr(new Span<byte>(_names + received * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
+                        Store(received, datagram);
+                        received++;
+                    }
+                    if (received > 0) return received;
+                    int remaining = Remaining(start, timeoutMilliseconds);
+                    if (remaining == 0) return 0;
+                    int slice = remaining < 0 ? RuntimeWaitSliceMilliseconds : Math.Min(remaining, RuntimeWaitSliceMilliseconds);
+                    socket.Poll(slice * 1000, SelectMode.SelectRead); // throws ObjectDisposedException once the socket is disposed
+                }
+            }
+            finally
+            {
+                if (memoryAdded) _memory.DangerousRelease();
+            }
+        }
+
+        /// <summary>The runtime's own send, slot after slot; stops at the first that fails, with its error.</summary>
+        private int SendSingleCallsOnRuntimePath(Socket socket, int start, int end, out SocketError error)
+        {
+            bool memoryAdded = false;
+            try
+            {
+                _memory.DangerousAddRef(ref memoryAdded);
+                for (int i = start; i < end; i++)
+                {
+                    var payload = new ReadOnlySpan<byte>(_buffers + (long)i * _stride, (int)_messages[i].Length);
+                    EndPointKey remote = ReadEndPoint(i);
+                    try
+                    {
+                        SocketExtensions.Send(socket, null, 0, payload, SocketFlags.None, remote);
+                    }
+                    catch (SocketException e)
+                    {
+                        error = e.SocketErrorCode;
+                        return i - start;
+                    }
+                }
+                error = SocketError.Success;
+                return end - start;
+            }
+            finally
+            {
+                if (memoryAdded) _memory.DangerousRelease();
+            }
+        }
+    }
+}

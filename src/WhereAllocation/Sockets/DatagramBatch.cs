@@ -1,0 +1,577 @@
+using System;
+using System.Diagnostics;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Threading;
+using WhereAllocation.Interop;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// Many datagrams per call: a fixed number of slots in native memory, each with a buffer, an endpoint
+    /// (the sender after <see cref="Receive(Socket)"/>, the recipient for <see cref="Send"/>), a length
+    /// and a truncation flag. On Linux one <c>recvmmsg</c>/<c>sendmmsg</c> system call moves the whole
+    /// batch; elsewhere (or when <see cref="DatagramBatchMode.SingleCalls"/> is forced) a loop of
+    /// single calls gives the same results. See <see cref="Mode"/>.
+    /// </summary>
+    /// <remarks>
+    /// <para>After construction nothing allocates managed memory: receiving, sending, filling and
+    /// reading slots cost 0 bytes per call on Mono and CoreCLR (except in
+    /// <see cref="DatagramBatchMode.SingleCalls"/> mode on the <see cref="DatagramPath.Managed"/> path,
+    /// and when an exception is thrown).</para>
+    /// <para>One batch is used by one thread at a time. <see cref="Dispose"/> may come from any thread:
+    /// a call in progress keeps the native memory alive until it returns. The spans a batch hands out
+    /// point into its native memory: they are valid until the next <see cref="Receive(Socket)"/>,
+    /// <see cref="Clear"/> or <see cref="Dispose"/>.</para>
+    /// <para>Endpoints: an IPv4 sender seen through a dual-mode socket is an IPv4-mapped IPv6 key
+    /// (as <see cref="SocketExtensions"/> reports it); an IPv4 recipient is sent IPv4-mapped from an
+    /// IPv6 socket, and an IPv4-mapped recipient as IPv4 from an IPv4 socket.</para>
+    /// </remarks>
+    public sealed unsafe partial class DatagramBatch : IDisposable
+    {
+        /// <summary>The slot size a batch gets when none is given: an Ethernet MTU.</summary>
+        public const int DefaultSlotSize = 1500;
+
+        /// <summary>The largest capacity: Linux moves at most 1024 messages per <c>recvmmsg</c>/<c>sendmmsg</c> (UIO_MAXIOV).</summary>
+        public const int MaxCapacity = 1024;
+
+        /// <summary>The largest slot size, 64 KiB: room for any UDP datagram.</summary>
+        public const int MaxSlotSize = 65536;
+
+        // Each slot's truncation is kept as Linux's MSG_TRUNC bit in its msg_flags, in every mode, so
+        // that one field answers IsTruncated whichever mode filled the slot.
+        private const int TruncatedFlag = 0x20;
+        private const int Alignment = 16;
+
+        private static readonly bool s_multiMessageSupported = ProbeMultiMessage();
+
+        private readonly DatagramBatchMode _mode;
+        private readonly int _capacity;
+        private readonly int _slotSize;
+        private readonly NativeBlock _memory;
+        // Views into _memory: per slot an mmsghdr, an iovec, sockaddr storage, a send error and a buffer.
+        private readonly Libc.LinuxMMsgHdr* _messages;
+        private readonly Libc.IoVec* _iovecs;
+        private readonly byte* _names;
+        private readonly int* _sendErrors;
+        private readonly byte* _buffers;
+        private readonly int _stride;
+
+        private int _count;          // datagrams in the batch: slots 0 .. _count-1
+        private int _nextToSend;     // first slot Send has not tried yet
+        private int _failed;         // slots Send tried and the OS (or the family check) refused
+        private int _touched;        // slots whose headers a call may have changed since the last Receive
+        private SocketError _deferredError; // SingleCalls: an error met after datagrams were taken, reported next time
+        private volatile bool _disposed;
+
+        /// <summary>A batch of <paramref name="capacity"/> slots of <paramref name="slotSize"/> bytes, in <see cref="DefaultMode"/>.</summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is not 1..<see cref="MaxCapacity"/>, or <paramref name="slotSize"/> is not 1..<see cref="MaxSlotSize"/>.</exception>
+        /// <exception cref="OutOfMemoryException">The native memory could not be allocated.</exception>
+        public DatagramBatch(int capacity, int slotSize = DefaultSlotSize)
+            : this(capacity, slotSize, DefaultMode)
+        {
+        }
+
+        /// <summary>A batch of <paramref name="capacity"/> slots of <paramref name="slotSize"/> bytes that works in <paramref name="mode"/>.</summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is not 1..<see cref="MaxCapacity"/>, <paramref name="slotSize"/> is not 1..<see cref="MaxSlotSize"/>, or <paramref name="mode"/> is not a mode.</exception>
+        /// <exception cref="PlatformNotSupportedException"><paramref name="mode"/> cannot run here (<see cref="DatagramBatchMode.MultiMessage"/> outside Linux).</exception>
+        /// <exception cref="OutOfMemoryException">The native memory could not be allocated.</exception>
+        public DatagramBatch(int capacity, int slotSize, DatagramBatchMode mode)
+        {
+            if (capacity < 1 || capacity > MaxCapacity) throw new ArgumentOutOfRangeException(nameof(capacity), capacity, "A batch has 1.." + MaxCapacity + " slots.");
+            if (slotSize < 1 || slotSize > MaxSlotSize) throw new ArgumentOutOfRangeException(nameof(slotSize), slotSize, "A slot holds 1.." + MaxSlotSize + " bytes.");
+            if (mode != DatagramBatchMode.MultiMessage && mode != DatagramBatchMode.SingleCalls) throw new ArgumentOutOfRangeException(nameof(mode), mode, "Unknown batch mode.");
+            if (!IsModeAvailable(mode)) throw new PlatformNotSupportedException("The " + mode + " batch mode is not available on this operating system or runtime.");
+            _mode = mode;
+            _capacity = capacity;
+            _slotSize = slotSize;
+            _stride = AlignUp(slotSize, 64);
+
+            int messagesAt = 0;
+            int iovecsAt = AlignUp(messagesAt + capacity * sizeof(Libc.LinuxMMsgHdr), Alignment);
+            int namesAt = AlignUp(iovecsAt + capacity * sizeof(Libc.IoVec), Alignment);
+            int errorsAt = AlignUp(namesAt + capacity * SockaddrLayout.StorageSize, Alignment);
+            int buffersAt = AlignUp(errorsAt + capacity * sizeof(int), 64);
+            int total = buffersAt + capacity * _stride; // at most about 64 MiB, so int is enough
+
+            _memory = AllocateNative(total);
+            byte* block = (byte*)_memory.DangerousGetHandle();
+            new Span<byte>(block, total).Clear();
+            _messages = (Libc.LinuxMMsgHdr*)(block + messagesAt);
+            _iovecs = (Libc.IoVec*)(block + iovecsAt);
+            _names = block + namesAt;
+            _sendErrors = (int*)(block + errorsAt);
+            _buffers = block + buffersAt;
+            for (int i = 0; i < capacity; i++)
+            {
+                _iovecs[i].Base = _buffers + (long)i * _stride;
+                _iovecs[i].Length = (nuint)slotSize;
+                _messages[i].Header.Name = _names + i * SockaddrLayout.StorageSize;
+                _messages[i].Header.NameLength = SockaddrLayout.StorageSize;
+                _messages[i].Header.Iov = _iovecs + i;
+                _messages[i].Header.IovLength = 1;
+            }
+        }
+
+        /// <summary>
+        /// The one place the batch's native memory comes from: a single block for every slot's header,
+        /// iovec, sockaddr, send error and buffer, freed by <see cref="Dispose"/> or, if the batch is
+        /// never disposed, by the handle's finalizer.
+        /// </summary>
+        private static NativeBlock AllocateNative(int bytes)
+        {
+            var block = new NativeBlock();
+            block.Take(Marshal.AllocHGlobal(bytes));
+            return block;
+        }
+
+        private static int AlignUp(int value, int alignment) => (value + alignment - 1) & ~(alignment - 1);
+
+        // ----- modes -----
+
+        /// <summary>
+        /// The mode a batch takes when none is given: <see cref="DatagramBatchMode.MultiMessage"/> where
+        /// Linux's <c>recvmmsg</c>/<c>sendmmsg</c> are reachable through P/Invoke, else
+        /// <see cref="DatagramBatchMode.SingleCalls"/>.
+        /// </summary>
+        public static DatagramBatchMode DefaultMode => s_multiMessageSupported ? DatagramBatchMode.MultiMessage : DatagramBatchMode.SingleCalls;
+
+        /// <summary>True when a batch can work in <paramref name="mode"/> in this process.</summary>
+        public static bool IsModeAvailable(DatagramBatchMode mode)
+        {
+            switch (mode)
+            {
+                case DatagramBatchMode.MultiMessage: return s_multiMessageSupported;
+                case DatagramBatchMode.SingleCalls: return true;
+                default: return false;
+            }
+        }
+
+        /// <summary>The mode this batch works in, chosen at construction.</summary>
+        public DatagramBatchMode Mode => _mode;
+
+        // ----- shape and contents -----
+
+        /// <summary>The number of slots.</summary>
+        public int Capacity => _capacity;
+
+        /// <summary>The bytes each slot holds; a longer received datagram is cut to this and flagged as truncated.</summary>
+        public int SlotSize => _slotSize;
+
+        /// <summary>The datagrams in the batch, in slots 0 to <c>Count - 1</c>: what the last receive got, plus what was added since.</summary>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public int Count
+        {
+            get
+            {
+                ThrowIfDisposed();
+                return _count;
+            }
+        }
+
+        /// <summary>True when every slot holds a datagram, so <see cref="TryAdd(ReadOnlySpan{byte}, in EndPointKey)"/> would return false.</summary>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public bool IsFull => Count == _capacity;
+
+        /// <summary>The added datagrams that <see cref="Send"/> has not tried yet (more than 0 after a send that could not finish now).</summary>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public int PendingCount
+        {
+            get
+            {
+                ThrowIfDisposed();
+                return _count - _nextToSend;
+            }
+        }
+
+        /// <summary>The datagrams that <see cref="Send"/> tried and could not send since the batch was last emptied; <see cref="GetSendError"/> says why.</summary>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public int FailedCount
+        {
+            get
+            {
+                ThrowIfDisposed();
+                return _failed;
+            }
+        }
+
+        /// <summary>Empties the batch (received and added datagrams alike). The slots' memory is kept.</summary>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public void Clear()
+        {
+            ThrowIfDisposed();
+            _count = 0;
+            _nextToSend = 0;
+            _failed = 0;
+        }
+
+        // ----- reading slots -----
+
+        /// <summary>The bytes of datagram <paramref name="index"/> (at most <see cref="SlotSize"/>), and its endpoint.</summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not 0..<see cref="Count"/>-1.</exception>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public ReadOnlySpan<byte> GetDatagram(int index, out EndPointKey remoteEndPoint)
+        {
+            CheckIndex(index);
+            remoteEndPoint = ReadEndPoint(index);
+            return new ReadOnlySpan<byte>(_buffers + (long)index * _stride, (int)_messages[index].Length);
+        }
+
+        /// <summary>The bytes of datagram <paramref name="index"/> (at most <see cref="SlotSize"/>).</summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not 0..<see cref="Count"/>-1.</exception>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public ReadOnlySpan<byte> GetDatagram(int index)
+        {
+            CheckIndex(index);
+            return new ReadOnlySpan<byte>(_buffers + (long)index * _stride, (int)_messages[index].Length);
+        }
+
+        /// <summary>Length, truncation flag and endpoint of datagram <paramref name="index"/>.</summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not 0..<see cref="Count"/>-1.</exception>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public ReceivedDatagram GetInfo(int index)
+        {
+            CheckIndex(index);
+            return new ReceivedDatagram((int)_messages[index].Length, (_messages[index].Header.Flags & TruncatedFlag) != 0, ReadEndPoint(index));
+        }
+
+        /// <summary>
+        /// <see cref="SocketError.Success"/> unless <see cref="Send"/> tried datagram <paramref name="index"/> and
+        /// could not send it; then the reason (for example AddressFamilyNotSupported for an IPv6 recipient on
+        /// an IPv4 socket, NetworkUnreachable, MessageSize).
+        /// </summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not 0..<see cref="Count"/>-1.</exception>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public SocketError GetSendError(int index)
+        {
+            CheckIndex(index);
+            return (SocketError)_sendErrors[index];
+        }
+
+        private EndPointKey ReadEndPoint(int index)
+        {
+            uint length = _messages[index].Header.NameLength;
+            var sockaddr = new ReadOnlySpan<byte>(_names + index * SockaddrLayout.StorageSize, length < SockaddrLayout.StorageSize ? (int)length : SockaddrLayout.StorageSize);
+            EndPointKey.TryReadSockaddr(sockaddr, NativeDatagramIO.Format, out EndPointKey key);
+            return key;
+        }
+
+        private void CheckIndex(int index)
+        {
+            ThrowIfDisposed();
+            if ((uint)index >= (uint)_count) throw new ArgumentOutOfRangeException(nameof(index), index, "The batch holds " + _count + " datagrams.");
+        }
+
+        // ----- filling slots -----
+
+        /// <summary>
+        /// Copies <paramref name="datagram"/> into the next free slot, to be sent to <paramref name="remoteEndPoint"/>
+        /// by the next <see cref="Send"/>. Returns false, and changes nothing, when the batch is full.
+        /// </summary>
+        /// <exception cref="ArgumentException"><paramref name="datagram"/> is longer than <see cref="SlotSize"/>, or the key is empty.</exception>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public bool TryAdd(ReadOnlySpan<byte> datagram, in EndPointKey remoteEndPoint)
+        {
+            ThrowIfDisposed();
+            if (datagram.Length > _slotSize) throw new ArgumentException("The datagram (" + datagram.Length + " bytes) is longer than a slot (" + _slotSize + " bytes).", nameof(datagram));
+            if (remoteEndPoint.IsEmpty) throw new ArgumentException("The recipient key is empty.", nameof(remoteEndPoint));
+            if (_count == _capacity) return false;
+            int index = _count;
+            datagram.CopyTo(new Span<byte>(_buffers + (long)index * _stride, _slotSize));
+            SetOutgoing(index, datagram.Length, remoteEndPoint);
+            return true;
+        }
+
+        /// <summary>
+        /// Takes the next free slot for a datagram of <paramref name="length"/> bytes to <paramref name="remoteEndPoint"/>
+        /// and gives its buffer, to be written in place (no copy). Returns false, and changes nothing, when the batch is full.
+        /// </summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is not 0..<see cref="SlotSize"/>.</exception>
+        /// <exception cref="ArgumentException">The key is empty.</exception>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public bool TryAdd(int length, in EndPointKey remoteEndPoint, out Span<byte> buffer)
+        {
+            ThrowIfDisposed();
+            if ((uint)length > (uint)_slotSize) throw new ArgumentOutOfRangeException(nameof(length), length, "A slot holds 0.." + _slotSize + " bytes.");
+            if (remoteEndPoint.IsEmpty) throw new ArgumentException("The recipient key is empty.", nameof(remoteEndPoint));
+            if (_count == _capacity)
+            {
+                buffer = default;
+                return false;
+            }
+            int index = _count;
+            buffer = new Span<byte>(_buffers + (long)index * _stride, length);
+            SetOutgoing(index, length, remoteEndPoint);
+            return true;
+        }
+
+        private void SetOutgoing(int index, int length, in EndPointKey remote)
+        {
+            ref Libc.LinuxMMsgHdr message = ref _messages[index];
+            message.Length = (uint)length;
+            message.Header.Flags = 0;
+            message.Header.NameLength = (uint)remote.WriteSockaddr(new Span<byte>(_names + index * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
+            _sendErrors[index] = 0;
+            _count = index + 1;
+            if (_touched < _count) _touched = _count;
+        }
+
+        // ----- receiving -----
+
+        /// <summary>
+        /// Receives the datagrams already queued on <paramref name="socket"/>, up to <see cref="Capacity"/>, without
+        /// waiting, and returns how many (0 when none is queued; no exception). They replace the batch's contents.
+        /// Does not depend on <see cref="Socket.Blocking"/>.
+        /// </summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error (for example ConnectionReset on a connected socket). An error met after some datagrams were taken is reported by the next receive, so no datagram is lost.</exception>
+        /// <exception cref="ObjectDisposedException">The batch or the socket has been disposed.</exception>
+        public int Receive(Socket socket) => Receive(socket, 0);
+
+        /// <summary>
+        /// Waits up to <paramref name="timeoutMilliseconds"/> for at least one datagram, then receives every
+        /// datagram queued, up to <see cref="Capacity"/>, and returns how many; 0 when the time passed with
+        /// nothing to read (no exception). They replace the batch's contents. 0 ms does not wait,
+        /// <see cref="Timeout.Infinite"/> (-1) waits until a datagram comes or the socket is disposed.
+        /// <see cref="Socket.Blocking"/> and <see cref="Socket.ReceiveTimeout"/> are not consulted.
+        /// </summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeoutMilliseconds"/> is less than -1.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error. An error met after some datagrams were taken is reported by the next receive.</exception>
+        /// <exception cref="ObjectDisposedException">The batch or the socket has been disposed (also while waiting).</exception>
+        public int Receive(Socket socket, int timeoutMilliseconds)
+        {
+            ThrowIfDisposed();
+            SocketExtensions.CheckReceive(socket, SocketFlags.None, null);
+            if (timeoutMilliseconds < Timeout.Infinite) throw new ArgumentOutOfRangeException(nameof(timeoutMilliseconds), timeoutMilliseconds, "The timeout is -1 (infinite) or more.");
+            if (_deferredError != SocketError.Success)
+            {
+                SocketError error = _deferredError;
+                _deferredError = SocketError.Success;
+                throw new SocketException((int)error);
+            }
+
+            PrepareForReceive();
+            int received = _mode == DatagramBatchMode.SingleCalls && DatagramPaths.Active != DatagramPath.Native
+                ? ReceiveOnRuntimePath(socket, timeoutMilliseconds)
+                : ReceiveNative(socket, timeoutMilliseconds);
+            _count = received;
+            _nextToSend = received; // received datagrams are not for sending
+            if (_touched < received) _touched = received;
+            return received;
+        }
+
+        /// <summary>Restores what the last calls changed in the headers that a receive reads, and empties the batch.</summary>
+        private void PrepareForReceive()
+        {
+            for (int i = 0; i < _touched; i++)
+            {
+                _messages[i].Header.NameLength = SockaddrLayout.StorageSize;
+                _messages[i].Header.Flags = 0;
+                _messages[i].Length = 0;
+                _iovecs[i].Length = (nuint)_slotSize;
+            }
+            _touched = 0;
+            _count = 0;
+            _nextToSend = 0;
+            _failed = 0;
+        }
+
+        private int ReceiveNative(Socket socket, int timeoutMilliseconds)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool socketAdded = false, memoryAdded = false;
+            try
+            {
+                handle.DangerousAddRef(ref socketAdded); // throws ObjectDisposedException for a disposed socket
+                _memory.DangerousAddRef(ref memoryAdded); // a concurrent Dispose frees the block only after this call
+                IntPtr raw = handle.DangerousGetHandle();
+                long start = timeoutMilliseconds > 0 ? Stopwatch.GetTimestamp() : 0;
+                while (true)
+                {
+                    SocketError error;
+                    int received = _mode == DatagramBatchMode.MultiMessage
+                        ? ReceiveMultiMessage(raw, out error)
+                        : ReceiveSingleCallsNative(raw, out error);
+                    if (received > 0) return received;
+                    if (error == SocketError.Interrupted) continue;
+                    if (error != SocketError.WouldBlock) throw new SocketException((int)error);
+                    int remaining = Remaining(start, timeoutMilliseconds);
+                    if (remaining == 0) return 0;
+                    if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, NativeDatagramIO.WaitFor.Read, remaining)) return 0;
+                }
+            }
+            finally
+            {
+                if (memoryAdded) _memory.DangerousRelease();
+                if (socketAdded) handle.DangerousRelease();
+            }
+        }
+
+        /// <summary>Milliseconds left of a timeout that started at <paramref name="start"/>: -1 for none, 0 when it has passed.</summary>
+        private static int Remaining(long start, int timeoutMilliseconds)
+        {
+            if (timeoutMilliseconds <= 0) return timeoutMilliseconds;
+            long elapsed = (Stopwatch.GetTimestamp() - start) * 1000 / Stopwatch.Frequency;
+            return elapsed >= timeoutMilliseconds ? 0 : (int)(timeoutMilliseconds - elapsed);
+        }
+
+        // ----- sending -----
+
+        /// <summary>
+        /// Sends the added datagrams that have not been tried yet, in slot order, each to its own endpoint, and
+        /// returns how many went in this call.
+        /// </summary>
+        /// <remarks>
+        /// <para>A datagram the OS refuses (an unreachable network, an IPv6 recipient on an IPv4 socket, a
+        /// datagram too long for the path...) does not stop the others: its slot records the reason
+        /// (<see cref="GetSendError"/>, <see cref="FailedCount"/>) and sending goes on with the next one.</para>
+        /// <para>A partial send is reported, never hidden: when a non-blocking socket's send buffer is full the
+        /// call returns early and <see cref="PendingCount"/> says how many are left; call <see cref="Send"/>
+        /// again later to send the rest. A blocking socket waits for room instead.</para>
+        /// <para>An unbound socket is bound to the any-address first, as the runtime's SendTo does.</para>
+        /// </remarks>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
+        /// <exception cref="ObjectDisposedException">The batch or the socket has been disposed.</exception>
+        public int Send(Socket socket)
+        {
+            ThrowIfDisposed();
+            SocketExtensions.CheckSocket(socket);
+            if (_nextToSend >= _count) return 0;
+            if (!socket.IsBound && !socket.Connected) SocketExtensions.BindAnyOnce(socket);
+            FitPendingToSocket(socket.AddressFamily);
+            bool blocking = socket.Blocking;
+
+            if (_mode == DatagramBatchMode.SingleCalls && DatagramPaths.Active != DatagramPath.Native)
+                return SendLoop(socket, IntPtr.Zero, null, blocking, 0);
+
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool socketAdded = false, memoryAdded = false;
+            try
+            {
+                handle.DangerousAddRef(ref socketAdded);
+                _memory.DangerousAddRef(ref memoryAdded);
+                int flags = !blocking && Platform.Os != OsFamily.Windows ? OsConstants.MsgDontWait : 0;
+                return SendLoop(socket, handle.DangerousGetHandle(), handle, blocking, flags);
+            }
+            finally
+            {
+                if (memoryAdded) _memory.DangerousRelease();
+                if (socketAdded) handle.DangerousRelease();
+            }
+        }
+
+        /// <summary>Sends runs of sendable slots until all are tried or the socket cannot take more now.</summary>
+        private int SendLoop(Socket socket, IntPtr raw, SafeHandle? handle, bool blocking, int flags)
+        {
+            int sent = 0;
+            while (_nextToSend < _count)
+            {
+                if (_sendErrors[_nextToSend] != 0)
+                {
+                    _nextToSend++; // refused before any system call (see FitPendingToSocket)
+                    continue;
+                }
+                int end = _nextToSend + 1;
+                while (end < _count && _sendErrors[end] == 0) end++;
+
+                SocketError error;
+                int went;
+                if (handle == null) went = SendSingleCallsOnRuntimePath(socket, _nextToSend, end, out error);
+                else if (_mode == DatagramBatchMode.MultiMessage) went = SendMultiMessage(raw, _nextToSend, end, flags, out error);
+                else went = SendSingleCallsNative(raw, _nextToSend, end, flags, out error);
+                _nextToSend += went;
+                sent += went;
+                if (error == SocketError.Success || error == SocketError.Interrupted) continue;
+                if (error == SocketError.WouldBlock)
+                {
+                    // The runtime may run a blocking Socket on a non-blocking descriptor: wait for room.
+                    if (blocking && handle != null && Platform.Os != OsFamily.Windows)
+                    {
+                        NativeDatagramIO.TryWaitUntil(socket, raw, handle!, NativeDatagramIO.WaitFor.Write, Timeout.Infinite);
+                        continue;
+                    }
+                    break; // PendingCount tells the caller what is left
+                }
+                _sendErrors[_nextToSend] = (int)error;
+                _failed++;
+                _nextToSend++;
+            }
+            return sent;
+        }
+
+        /// <summary>
+        /// Gives every pending slot a sockaddr of the socket's family and its exact length; a recipient the
+        /// socket cannot reach by family (IPv6 on an IPv4 socket) is marked AddressFamilyNotSupported.
+        /// </summary>
+        private void FitPendingToSocket(AddressFamily socketFamily)
+        {
+            SockaddrFormat format = NativeDatagramIO.Format;
+            for (int i = _nextToSend; i < _count; i++)
+            {
+                if (_sendErrors[i] != 0) continue;
+                ref Libc.LinuxMMsgHdr message = ref _messages[i];
+                _iovecs[i].Length = message.Length;
+                var name = new Span<byte>(_names + i * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize);
+                if (!EndPointKey.TryReadSockaddr(name, format, out EndPointKey key))
+                {
+                    Refuse(i);
+                    continue;
+                }
+                if (key.AddressFamily == socketFamily) continue; // TryAdd wrote it with its exact length
+                if (socketFamily == AddressFamily.InterNetworkV6) key = key.MapToIPv6(); // the OS says so if the socket is not dual-mode
+                else if (key.IsIPv4MappedToIPv6) key = key.MapToIPv4();
+                else
+                {
+                    Refuse(i);
+                    continue;
+                }
+                message.Header.NameLength = (uint)key.WriteSockaddr(name, format);
+            }
+        }
+
+        private void Refuse(int index)
+        {
+            _sendErrors[index] = (int)SocketError.AddressFamilyNotSupported;
+            _failed++;
+        }
+
+        // ----- lifetime -----
+
+        /// <summary>Frees the native memory. Later calls throw <see cref="ObjectDisposedException"/>; a call in progress on another thread finishes first.</summary>
+        public void Dispose()
+        {
+            _disposed = true;
+            _memory.Dispose();
+        }
+
+        private void ThrowIfDisposed()
+        {
+            if (_disposed) throw new ObjectDisposedException(nameof(DatagramBatch));
+        }
+
+        /// <summary>Owns the batch's native block; releases it once, when disposed or finalized and no call holds it.</summary>
+        private sealed class NativeBlock : SafeHandle
+        {
+            internal NativeBlock()
+                : base(IntPtr.Zero, true)
+            {
+            }
+
+            public override bool IsInvalid => handle == IntPtr.Zero;
+
+            internal void Take(IntPtr memory) => SetHandle(memory);
+
+            protected override bool ReleaseHandle()
+            {
+                Marshal.FreeHGlobal(handle);
+                return true;
+            }
+        }
+    }
+}
