@@ -1,6 +1,7 @@
 using System;
 using System.Diagnostics;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 using WhereAllocation.Interop;
@@ -277,6 +278,12 @@ namespace WhereAllocation
             uint last = wide ? *(uint*)(name + 24) : 0;
             if (length == _cachedLength && head == _cachedHead && middle == _cachedMiddle && tail == _cachedTail && last == _cachedLast)
                 return _cachedKey;
+            return ParseEndPoint(name, length, head, middle, tail, last);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private EndPointKey ParseEndPoint(byte* name, uint length, ulong head, ulong middle, ulong tail, uint last)
+        {
             EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(name, (int)length), NativeDatagramIO.Format, out EndPointKey key);
             _cachedLength = length;
             _cachedHead = head;
@@ -287,10 +294,18 @@ namespace WhereAllocation
             return key;
         }
 
+        // Per datagram: small enough to inline, with the throwing moved out of line (Mono's JIT inlines
+        // no method that throws).
         private void CheckIndex(int index)
         {
+            if (_disposed || (uint)index >= (uint)_count) ThrowBadIndex(index);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void ThrowBadIndex(int index)
+        {
             ThrowIfDisposed();
-            if ((uint)index >= (uint)_count) throw new ArgumentOutOfRangeException(nameof(index), index, "The batch holds " + _count + " datagrams.");
+            throw new ArgumentOutOfRangeException(nameof(index), index, "The batch holds " + _count + " datagrams.");
         }
 
         // ----- filling slots -----
