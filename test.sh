@@ -24,6 +24,9 @@ dotnet test tests/WhereAllocation.Tests -c Debug --filter "FullyQualifiedName~Wh
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr-debug)
 line=$(grep -E "^(Passed|Failed)! " "$log/coreclr-debug.txt" | tail -1)
 p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
+# With the normal-verbosity logger the summary is "Passed: N" / "Failed: N" lines, not a "Passed!" line.
+[ -n "$p" ] || p=$(sed -nE 's/^ +Passed: +([0-9]+)$/\1/p' "$log/coreclr.txt" | tail -1)
+[ -n "$f" ] || f=$(sed -nE 's/^ +Failed: +([0-9]+)$/\1/p' "$log/coreclr.txt" | tail -1)
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
 echo "== Mono: the same suite"

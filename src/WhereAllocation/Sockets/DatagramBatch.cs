@@ -1,6 +1,7 @@
 using System;
 using System.Diagnostics;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 using WhereAllocation.Interop;
@@ -63,6 +64,12 @@ namespace WhereAllocation
         private int _touched;        // slots whose headers a call may have changed since the last Receive
         private SocketError _deferredError; // SingleCalls: an error met after datagrams were taken, reported next time
         private volatile bool _disposed;
+
+        // ReadEndPoint's cache: the raw sockaddr bytes (and length) of the last key it parsed. Length 0 never matches.
+        private uint _cachedLength;
+        private ulong _cachedHead, _cachedMiddle, _cachedTail;
+        private uint _cachedLast;
+        private EndPointKey _cachedKey;
 
         /// <summary>A batch of <paramref name="capacity"/> slots of <paramref name="slotSize"/> bytes, in <see cref="DefaultMode"/>.</summary>
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is not 1..<see cref="MaxCapacity"/>, or <paramref name="slotSize"/> is not 1..<see cref="MaxSlotSize"/>.</exception>
@@ -235,6 +242,15 @@ namespace WhereAllocation
             return new ReceivedDatagram((int)_messages[index].Length, (_messages[index].Header.Flags & TruncatedFlag) != 0, ReadEndPoint(index));
         }
 
+        /// <summary>True when datagram <paramref name="index"/> was longer than <see cref="SlotSize"/> and only its first <see cref="SlotSize"/> bytes were kept.</summary>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="index"/> is not 0..<see cref="Count"/>-1.</exception>
+        /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
+        public bool IsTruncated(int index)
+        {
+            CheckIndex(index);
+            return (_messages[index].Header.Flags & TruncatedFlag) != 0;
+        }
+
         /// <summary>
         /// <see cref="SocketError.Success"/> unless <see cref="Send"/> tried datagram <paramref name="index"/> and
         /// could not send it; then the reason (for example AddressFamilyNotSupported for an IPv6 recipient on
@@ -251,15 +267,45 @@ namespace WhereAllocation
         private EndPointKey ReadEndPoint(int index)
         {
             uint length = _messages[index].Header.NameLength;
-            var sockaddr = new ReadOnlySpan<byte>(_names + index * SockaddrLayout.StorageSize, length < SockaddrLayout.StorageSize ? (int)length : SockaddrLayout.StorageSize);
-            EndPointKey.TryReadSockaddr(sockaddr, NativeDatagramIO.Format, out EndPointKey key);
+            if (length > SockaddrLayout.StorageSize) length = SockaddrLayout.StorageSize;
+            byte* name = _names + index * SockaddrLayout.StorageSize;
+            // One-entry cache: datagrams in a row often come from one peer (always, on a client talking to its
+            // server), and parsing a sockaddr costs 40-60 ns on Mono. The key depends only on the length and on
+            // bytes 0..15 (IPv4) or 0..27 (IPv6), which are compared here; 8-byte aligned, as every slot's name is.
+            ulong head = *(ulong*)name, middle = *(ulong*)(name + 8);
+            bool wide = length > 16;
+            ulong tail = wide ? *(ulong*)(name + 16) : 0;
+            uint last = wide ? *(uint*)(name + 24) : 0;
+            if (length == _cachedLength && head == _cachedHead && middle == _cachedMiddle && tail == _cachedTail && last == _cachedLast)
+                return _cachedKey;
+            return ParseEndPoint(name, length, head, middle, tail, last);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private EndPointKey ParseEndPoint(byte* name, uint length, ulong head, ulong middle, ulong tail, uint last)
+        {
+            EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(name, (int)length), NativeDatagramIO.Format, out EndPointKey key);
+            _cachedLength = length;
+            _cachedHead = head;
+            _cachedMiddle = middle;
+            _cachedTail = tail;
+            _cachedLast = last;
+            _cachedKey = key;
             return key;
         }
 
+        // Per datagram: small enough to inline, with the throwing moved out of line (Mono's JIT inlines
+        // no method that throws).
         private void CheckIndex(int index)
         {
+            if (_disposed || (uint)index >= (uint)_count) ThrowBadIndex(index);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void ThrowBadIndex(int index)
+        {
             ThrowIfDisposed();
-            if ((uint)index >= (uint)_count) throw new ArgumentOutOfRangeException(nameof(index), index, "The batch holds " + _count + " datagrams.");
+            throw new ArgumentOutOfRangeException(nameof(index), index, "The batch holds " + _count + " datagrams.");
         }
 
         // ----- filling slots -----

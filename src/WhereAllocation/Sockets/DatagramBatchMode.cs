@@ -10,7 +10,7 @@ namespace WhereAllocation
         /// <summary>
         /// Linux's <c>recvmmsg</c> and <c>sendmmsg</c>: up to <see cref="DatagramBatch.Capacity"/> datagrams
         /// per system call, straight into and out of the batch's native memory. Zero allocation on Mono,
-        /// CoreCLR and AOT. Linux only.
+        /// CoreCLR and AOT. Linux only. It does not depend on <see cref="DatagramPaths.Active"/>.
         /// </summary>
         MultiMessage = 0,
 

@@ -164,6 +164,36 @@ namespace WhereAllocation.Tests
             Assert.IsType<ObjectDisposedException>(caught);
         }
 
+        /// <summary>
+        /// The single-datagram native receive shares the batch's wait: it too must end when the socket is
+        /// disposed under it (on CoreCLR it used to spin forever on POLLHUP).
+        /// </summary>
+        [Fact]
+        public void SingleDatagramWaitEndsWhenTheSocketIsDisposed()
+        {
+            Assert.True(Paths.TryForce(DatagramPath.Native));
+            try
+            {
+                Socket socket = BatchTraffic.Bound(Family.IPv4);
+                socket.ReceiveTimeout = 0; // wait without end
+                Exception? caught = null;
+                var waiter = new Thread(() =>
+                {
+                    try { socket.ReceiveFrom_NonAlloc(new byte[16].AsSpan()); }
+                    catch (Exception e) { caught = e; }
+                });
+                waiter.Start();
+                Thread.Sleep(100);
+                socket.Dispose();
+                Assert.True(waiter.Join(10_000), "the waiting receive did not end after the socket was disposed");
+                Assert.IsType<ObjectDisposedException>(caught);
+            }
+            finally
+            {
+                DatagramPaths.Reset();
+            }
+        }
+
         [Theory]
         [InlineData(DatagramBatchMode.MultiMessage)]
         [InlineData(DatagramBatchMode.SingleCalls)]

@@ -107,6 +107,7 @@ namespace WhereAllocation.Tests
                     ReceivedDatagram info = receiver.GetInfo(i);
                     Assert.Equal(Math.Min(size, Slot), datagram.Length);
                     Assert.Equal(size > Slot, info.Truncated);
+                    Assert.Equal(size > Slot, receiver.IsTruncated(i));
                     Assert.Equal(pair.ClientAsSeenByServer, from);
                     for (int j = 0; j < datagram.Length; j++) Assert.Equal((byte)(size + j * 13), System.Runtime.InteropServices.MemoryMarshal.Read<byte>(datagram.Slice(j)));
                 }
