@@ -9,19 +9,29 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 passed=0; failed=0; broken=()
 
+# Adds a dotnet test run's counts: the minimal logger's "Passed!  - Failed: 0, Passed: 89, ..." line, or
+# the normal logger's "Total tests:" block ("     Passed: 89" / "     Failed: 1"), which has no such line.
+count_dotnet_test() {
+  local line p f
+  line=$(grep -E "^(Passed|Failed)! " "$1" | tail -1)
+  if [ -n "$line" ]; then
+    p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
+  else
+    p=$(sed -n '/^Total tests:/,$p' "$1" | sed -nE 's/^ +Passed: +([0-9]+).*/\1/p' | tail -1)
+    f=$(sed -n '/^Total tests:/,$p' "$1" | sed -nE 's/^ +Failed: +([0-9]+).*/\1/p' | tail -1)
+  fi
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+}
+
 echo "== CoreCLR: dotnet test"
 dotnet test tests/WhereAllocation.Tests -c Release --logger "console;verbosity=normal" 2>&1 | tee "$log/coreclr.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr)
-line=$(grep -E "^(Passed|Failed)! " "$log/coreclr.txt" | tail -1)
-p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
-passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+count_dotnet_test "$log/coreclr.txt"
 
 echo "== CoreCLR, Debug build of the library: the memory tests (debug-only checks: poison at reset, allocation sites)"
 dotnet test tests/WhereAllocation.Tests -c Debug --filter "FullyQualifiedName~WhereAllocation.Tests.Memory" --logger "console;verbosity=minimal" 2>&1 | tee "$log/coreclr-debug.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr-debug)
-line=$(grep -E "^(Passed|Failed)! " "$log/coreclr-debug.txt" | tail -1)
-p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
-passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+count_dotnet_test "$log/coreclr-debug.txt"
 
 echo "== Mono: the same suite"
 dotnet build tests/WhereAllocation.Tests.Mono -c Release -v quiet -nologo >"$log/mono-build.txt" 2>&1 || { cat "$log/mono-build.txt"; broken+=(mono-build); }
