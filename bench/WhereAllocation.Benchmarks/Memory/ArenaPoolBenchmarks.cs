@@ -10,8 +10,9 @@ namespace WhereAllocation.Benchmarks.Memory
     /// (b) The pool of arenas for native-call parameters against raw native alloc/free of the same sizes:
     /// a small batch (1, 10, 100, 1000 bytes, then everything freed) and a multi-page batch (10 x 1000 bytes:
     /// two extra pages, allocated and freed). Raw is NativeMemory.Alloc/Free (malloc/free); the persistent
-    /// allocator (malloc plus its bookkeeping) is shown for context, and so is a pool whose arenas keep two
-    /// spare pages (ArenaPool(sparePagesPerArena: 2)) instead of freeing them at return.
+    /// allocator (malloc plus its bookkeeping) is shown for context. The pool keeps up to two spare pages
+    /// per arena (the default); PoolMultiPageFreeingPages uses ArenaPool(sparePagesPerArena: 0), which frees
+    /// every extra page at return.
     /// </summary>
     [MemoryDiagnoser]
     [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByCategory)]
@@ -20,7 +21,7 @@ namespace WhereAllocation.Benchmarks.Memory
     {
         private static readonly int[] SmallSizes = { 1, 10, 100, 1000 };
         private readonly ArenaPool _pool = new ArenaPool();
-        private readonly ArenaPool _poolWithSpares = new ArenaPool(sparePagesPerArena: 2);
+        private readonly ArenaPool _poolFreeingPages = new ArenaPool(sparePagesPerArena: 0);
         private readonly PersistentAllocator _persistent = new PersistentAllocator();
         private readonly void*[] _pointers = new void*[10];
 
@@ -28,7 +29,7 @@ namespace WhereAllocation.Benchmarks.Memory
         public void Cleanup()
         {
             _pool.Dispose();
-            _poolWithSpares.Dispose();
+            _poolFreeingPages.Dispose();
             _persistent.Dispose();
         }
 
@@ -72,9 +73,9 @@ namespace WhereAllocation.Benchmarks.Memory
         }
 
         [Benchmark, BenchmarkCategory("multi-page: 10 x 1000 B")]
-        public void PoolMultiPageKeepingSpares()
+        public void PoolMultiPageFreeingPages()
         {
-            using ArenaLease arena = _poolWithSpares.Rent();
+            using ArenaLease arena = _poolFreeingPages.Rent();
             for (int i = 0; i < 10; i++) arena.Allocate((nuint)1000, 1);
         }
 

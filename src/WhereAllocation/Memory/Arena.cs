@@ -7,7 +7,8 @@ namespace WhereAllocation.Memory
     /// <summary>
     /// One arena of an <see cref="ArenaPool"/>: a bump allocator over a 4096-byte first page that it keeps,
     /// plus extra pages taken from the native heap when a request does not fit and freed when the arena is
-    /// returned. Reached through an <see cref="ArenaLease"/>, which checks that the arena is still rented.
+    /// returned (up to <see cref="ArenaPool.SparePagesPerArena"/> 4096-byte ones are kept for the next rent).
+    /// Reached through an <see cref="ArenaLease"/>, which checks that the arena is still rented.
     /// </summary>
     internal sealed unsafe class Arena : NativeAllocator
     {

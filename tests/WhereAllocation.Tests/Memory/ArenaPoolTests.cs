@@ -36,7 +36,8 @@ namespace WhereAllocation.Tests.Memory
         [Fact]
         public void ExtraPagesAreAllocatedAsNeededAndFreedOnReturn()
         {
-            ArenaLease arena = _pool.Rent();
+            using var pool = new ArenaPool(sparePagesPerArena: 0);
+            ArenaLease arena = pool.Rent();
             var pointers = new IntPtr[10];
             for (int i = 0; i < 10; i++)
             {
@@ -50,12 +51,12 @@ namespace WhereAllocation.Tests.Memory
             Assert.Equal(0UL, (ulong)big % 4096);
             new Span<byte>(big, 10_000).Fill(1);
             Assert.Equal(3, arena.ExtraPages);
-            Assert.True(_pool.NativeBytes >= ArenaPool.PageSize * 3 + 10_000);
+            Assert.True(pool.NativeBytes >= ArenaPool.PageSize * 3 + 10_000);
             arena.Dispose();
-            Assert.Equal(ArenaPool.PageSize, _pool.NativeBytes);
-            _pool.Trim();
-            Assert.Equal(0, _pool.NativeBytes);
-            Assert.Equal(0, _pool.Idle);
+            Assert.Equal(ArenaPool.PageSize, pool.NativeBytes);
+            pool.Trim();
+            Assert.Equal(0, pool.NativeBytes);
+            Assert.Equal(0, pool.Idle);
         }
 
         [Fact]
@@ -158,7 +159,9 @@ namespace WhereAllocation.Tests.Memory
             Assert.Equal(0, corrupted);
             Assert.Equal(0, _pool.Rented);
             Assert.InRange(_pool.Idle, 1, Threads);
-            Assert.Equal(_pool.Idle * (long)ArenaPool.PageSize, _pool.NativeBytes);
+            // Each idle arena holds its first page and at most the default number of spare pages.
+            Assert.InRange(_pool.NativeBytes, _pool.Idle * (long)ArenaPool.PageSize, _pool.Idle * (long)ArenaPool.PageSize * (1 + ArenaPool.DefaultSparePagesPerArena));
+            Assert.Equal(ArenaPool.DefaultSparePagesPerArena, _pool.SparePagesPerArena);
             Assert.Equal(Threads * Rounds, _pool.RentCount);
         }
 
