@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
 # against a Debug build of the library, the same suite on Mono, the native leak check under valgrind,
-# and the C reference programs' loopback self-test. Ends with one "N passed, N failed" line.
+# the C reference programs' loopback self-test, and the datagram server sample's invariants on both
+# runtimes. Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/ensure-tools.sh || exit 1
@@ -52,6 +53,13 @@ echo "== C reference programs: self-test"
 bash bench/native/selftest.sh 2>&1 | tee "$log/native.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(native)
 line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/native.txt" | tail -1)
+p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== DatagramServer: the sample's invariants on CoreCLR and Mono"
+bash samples/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(server)
+line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/server.txt" | tail -1)
 p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
