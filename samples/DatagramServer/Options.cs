@@ -39,6 +39,7 @@ namespace WhereAllocation.Samples.DatagramServer
         public int TickEntities { get; private set; } = 1000;
         public string? NativeDirectory { get; private set; }
         public bool ShowHelp { get; private set; }
+        public bool CheckFormat { get; private set; }
 
         /// <summary>The results folder: --out, else results/&lt;runtime label&gt; under the current folder.</summary>
         public string ResolvedOutput => Path.GetFullPath(OutputDirectory ?? Path.Combine("results", RuntimeLabel));
@@ -80,6 +81,7 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --inject-corrupt K for tests: send K corrupted datagrams to every receiver before the sender starts;
                      every row must then report exactly K corrupt in details.csv and still lost = 0
                      (they arrive before the sender starts, so the timings of such a run mean nothing)
+  --check-format     for tests: check the datagram code against bench/native's test vectors and exit
   --help             this text
 
 Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrupt datagrams;
@@ -96,6 +98,11 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                 if (name == "--help" || name == "-h")
                 {
                     o.ShowHelp = true;
+                    continue;
+                }
+                if (name == "--check-format")
+                {
+                    o.CheckFormat = true;
                     continue;
                 }
                 if (i + 1 >= args.Length) throw new ArgumentException("option " + name + " needs a value (see --help)");

@@ -29,6 +29,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 Console.WriteLine(Options.Help);
                 return 0;
             }
+            if (options.CheckFormat) return FormatSelfTest.Run() == 0 ? 0 : 3;
             if (!Linux.IsLinux)
             {
                 Console.Error.WriteLine("DatagramServer: Linux only (CPU pinning, SO_MEMINFO and the C programs of bench/native).");

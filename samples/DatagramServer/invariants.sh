@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The datagram server's invariant test, on CoreCLR and on Mono: runs the program with a small count and
 # 64 corrupted datagrams injected into every receiver (one per byte position of a 64-byte datagram), then
-# checks what it wrote. Speed is not checked. Ends with "N passed, N failed"; exit 0 only if none failed.
+# checks what it wrote; first it checks the C# datagram code against bench/native's test vectors
+# (--check-format). Speed is not checked. Ends with "N passed, N failed"; exit 0 only if none failed.
 #   every row of the runtime present (and the absent ones said why), the exact results.csv header,
 #   lost = 0 and sent = count in every row, every injected datagram counted corrupt, no duplicates or
 #   strays, bytes_per_datagram = 0 and gen0 = 0 for the library rows, and 0 B/frame in the library tick.
@@ -50,6 +51,10 @@ for runtime in coreclr mono; do
     absent=(library-batch dotnet-socketaddress)
   fi
   dir="$out/$runtime"
+  "${run[@]}" --check-format >"$out/$runtime-format.txt" 2>&1
+  status=$?
+  cat "$out/$runtime-format.txt"
+  check "$runtime: the datagram check matches bench/native's test vectors and rejects every one-char change" equals "$status" 0
   echo "== $runtime: ${run[*]} --count $count --inject-corrupt $inject"
   timeout 300 "${run[@]}" --count "$count" --warmup 20000 --inject-corrupt "$inject" --tick-frames 3 --out "$dir" >"$out/$runtime.txt" 2>&1
   status=$?

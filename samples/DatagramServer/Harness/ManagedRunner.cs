@@ -71,6 +71,7 @@ namespace WhereAllocation.Samples.DatagramServer
             row.OutOfRange = run.OutOfRange;
             row.Seconds = run.Seconds;
             row.AllocatedBytes = run.AllocatedBytes;
+            row.CpuNanoseconds = run.CpuNanoseconds;
             return row;
         }
 

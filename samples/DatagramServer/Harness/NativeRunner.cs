@@ -62,6 +62,23 @@ namespace WhereAllocation.Samples.DatagramServer
             return row;
         }
 
+        // wa-recv prints "cpu user=U sys=S cpu_ns_per_datagram=X" on stderr: its CPU time for the loop.
+        private static long CpuNanoseconds(string diagnostics, long read)
+        {
+            foreach (string line in diagnostics.Split('\n'))
+            {
+                if (!line.StartsWith("wa-recv: cpu ", StringComparison.Ordinal)) continue;
+                double seconds = 0;
+                foreach (string pair in line.Substring("wa-recv: cpu ".Length).Split(' '))
+                {
+                    if (pair.StartsWith("user=", StringComparison.Ordinal) || pair.StartsWith("sys=", StringComparison.Ordinal))
+                        seconds += double.Parse(pair.Substring(pair.IndexOf('=') + 1), System.Globalization.CultureInfo.InvariantCulture);
+                }
+                return (long)(seconds * 1e9);
+            }
+            return 0;
+        }
+
         /// <summary>
         /// wa-recv stops this long after its last datagram. Its clock starts at the first datagram, not when the
         /// sender finishes as the C# runs' does, so it needs room for a sender that is slow to start or is
@@ -86,6 +103,7 @@ namespace WhereAllocation.Samples.DatagramServer
             row.KernelDrops += NativeTools.Long(r, "kernel_drops");
             row.Seconds += NativeTools.Double(r, "seconds");
             row.ReceiveBufferGranted = (int)NativeTools.Long(r, "rcvbuf_granted");
+            row.CpuNanoseconds = (row.CpuNanoseconds ?? 0) + CpuNanoseconds(diagnostics, read);
             string stop = diagnostics.Contains("stopped by count") ? "count" : diagnostics.Contains("stopped by idle") ? "idle" : "max-seconds";
             row.StoppedBy = row.StoppedBy.Length == 0 || row.StoppedBy == stop ? stop : "mixed";
         }

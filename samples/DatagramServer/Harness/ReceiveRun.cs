@@ -37,6 +37,7 @@ namespace WhereAllocation.Samples.DatagramServer
         private long _last;
         private long _timedTicks;
         private long _allocatedBefore;
+        private long _cpuBefore;
 
         // set by the controller
         private long _target = long.MaxValue;
@@ -69,6 +70,9 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Managed bytes the receiving thread allocated between <see cref="Begin"/> and <see cref="End"/>.</summary>
         public long AllocatedBytes { get; private set; }
 
+        /// <summary>CPU time (user + system) the receiving thread used between <see cref="Begin"/> and <see cref="End"/>, in nanoseconds.</summary>
+        public long CpuNanoseconds { get; private set; }
+
         /// <summary>Set when the receiver is about to make its first receive call.</summary>
         public bool Started => Volatile.Read(ref _started) != 0;
         private int _started;
@@ -82,6 +86,7 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Called once before the receive loop. In drain mode it waits for the first round.</summary>
         public void Begin()
         {
+            _cpuBefore = Linux.ThreadCpuNanoseconds();
             _allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
             Volatile.Write(ref _started, 1);
             if (_gated) WaitForRound(0);
@@ -91,6 +96,7 @@ namespace WhereAllocation.Samples.DatagramServer
         public void End()
         {
             AllocatedBytes = GC.GetAllocatedBytesForCurrentThread() - _allocatedBefore;
+            CpuNanoseconds = Linux.ThreadCpuNanoseconds() - _cpuBefore;
         }
 
         /// <summary>True for the controller's empty wake-up datagram after it asked the receiver to stop.</summary>

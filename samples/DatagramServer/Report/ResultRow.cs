@@ -39,6 +39,12 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Managed bytes the receiving thread allocated; null for the C programs.</summary>
         public long? AllocatedBytes { get; set; }
 
+        /// <summary>CPU time (user + system) of the receiver over the run: the receiving thread, or the whole wa-recv process.</summary>
+        public long? CpuNanoseconds { get; set; }
+
+        /// <summary>The receiver's CPU time per datagram read: its cost even when the sender, not the receiver, set the pace.</summary>
+        public double? CpuNsPerDatagram => CpuNanoseconds == null || Read == 0 ? (double?)null : (double)CpuNanoseconds.Value / Read;
+
         public int? Gen0 { get; set; }
         public int? Gen1 { get; set; }
         public int? Gen2 { get; set; }
