@@ -43,12 +43,12 @@ fi
 for runtime in coreclr mono; do
   if [ "$runtime" = coreclr ]; then
     run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll)
-    methods=(alloc-baseline managed-nonalloc library dotnet-socketaddress c-recvfrom c-recvmmsg)
-    absent=(library-batch)
+    methods=(alloc-baseline managed-nonalloc library library-batch dotnet-socketaddress c-recvfrom c-recvmmsg)
+    absent=()
   else
     run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll)
-    methods=(alloc-baseline managed-nonalloc library c-recvfrom c-recvmmsg)
-    absent=(library-batch dotnet-socketaddress)
+    methods=(alloc-baseline managed-nonalloc library library-batch c-recvfrom c-recvmmsg)
+    absent=(dotnet-socketaddress)
   fi
   dir="$out/$runtime"
   "${run[@]}" --check-format >"$out/$runtime-format.txt" 2>&1

@@ -17,10 +17,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 new AllocBaseline(),
                 new ManagedNonAlloc(),
                 new LibrarySingle(),
-                // The library's batched receive (recvmmsg) plugs in here as a ManagedMethod once the
-                // library has a batch type; until then the row is absent, not imitated.
-                new AbsentMethod("library-batch", "this library's batched receive (many datagrams per system call)",
-                    "the library has no batch receive type in this build yet"),
+                new LibraryBatch(),
 #if NET8_0_OR_GREATER
                 new DotnetSocketAddress(),
 #else
