@@ -253,6 +253,28 @@ namespace WhereAllocation
             }
         }
 
+        /// <summary>
+        /// <see cref="CopyTo"/> without its checks, for a socket address of this key's family and full size
+        /// that the caller owns: writes the port, address and scope bytes straight from the fields.
+        /// </summary>
+        internal void CopyToSameFamily(SocketAddress socketAddress)
+        {
+            socketAddress[SockaddrLayout.PortOffset] = (byte)(_port >> 8);
+            socketAddress[SockaddrLayout.PortOffset + 1] = (byte)_port;
+            Span<byte> bytes = stackalloc byte[20];
+            ulong a0 = _a0, a1 = _a1;
+            Store(bytes, a0);
+            Store(bytes.Slice(8), a1);
+            Store(bytes.Slice(16), _scopeId);
+            if (_family == FamilyV4)
+            {
+                for (int i = 0; i < 4; i++) socketAddress[SockaddrLayout.IPv4AddressOffset + i] = bytes[i];
+                return;
+            }
+            for (int i = 0; i < 16; i++) socketAddress[SockaddrLayout.IPv6AddressOffset + i] = bytes[i];
+            for (int i = 0; i < 4; i++) socketAddress[SockaddrLayout.IPv6ScopeIdOffset + i] = bytes[16 + i];
+        }
+
         /// <summary>A new <see cref="SocketAddress"/> for this key. Allocates.</summary>
         public SocketAddress ToSocketAddress()
         {

@@ -102,10 +102,12 @@ namespace WhereAllocation
 
         internal void SetCurrent(in EndPointKey key)
         {
+            SocketAddress target = key.AddressFamily == AddressFamily.InterNetwork ? _v4SocketAddress : _v6SocketAddress;
+            // The same sender again (the common case in a burst): everything already describes it.
+            if (ReferenceEquals(temp, target) && key.Equals(_key)) return;
             _key = key;
             base.Port = key.Port;
-            SocketAddress target = key.AddressFamily == AddressFamily.InterNetwork ? _v4SocketAddress : _v6SocketAddress;
-            key.CopyTo(target);
+            key.CopyToSameFamily(target);
             temp = target;
         }
 
