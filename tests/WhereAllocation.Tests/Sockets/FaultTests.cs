@@ -228,6 +228,25 @@ namespace WhereAllocation.Tests
             Assert.IsType<ObjectDisposedException>(caught);
         }
 
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void APortNobodyListensOnIsReportedAsConnectionRefused(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            int closedPort;
+            using (Socket gone = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false))
+                closedPort = ((IPEndPoint)gone.LocalEndPoint!).Port;
+            using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+            client.ReceiveTimeout = 2000;
+            // A connected datagram socket hears the ICMP "port unreachable" as ECONNREFUSED on its next call.
+            client.Connect(new IPEndPoint(IPAddress.Loopback, closedPort));
+            client.SendTo_NonAlloc(new byte[] { 1 }.AsSpan(), EndPointKey.IPv4(127, 0, 0, 1, closedPort));
+            var e = Assert.Throws<SocketException>(() => client.ReceiveFrom_NonAlloc(new byte[16].AsSpan()));
+            Assert.Equal(SocketError.ConnectionRefused, e.SocketErrorCode);
+        }
+
         [Fact]
         public void SocketsTheLibraryCannotServeAreRefused()
         {
