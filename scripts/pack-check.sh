@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proof that the NuGet package works as users install it: packs the library (deterministic, CI paths),
 # checks what the .nupkg holds (both frameworks, XML docs, README, LICENSE, the version from
-# Directory.Build.props), then installs it into a fresh console project from a local folder source
+# Directory.Build.props) and that a clean rebuild gives the same bytes, then installs it into a fresh console project from a local folder source
 # (no other source, an empty package cache) and runs samples/AotCheck/Program.cs there on CoreCLR.
 # Ends with one "N passed, N failed" line.
 set -uo pipefail
@@ -25,6 +25,16 @@ for entry in README.md LICENSE lib/netstandard2.1/WhereAllocation.dll lib/netsta
 done
 unzip -p "$nupkg" WhereAllocation.nuspec 2>/dev/null | grep -q "<version>$version</version>"; check $? "nuspec version $version"
 unzip -p "$nupkg" LICENSE 2>/dev/null | grep -q "where-allocation contributors"; check $? "LICENSE names where-allocation contributors"
+
+# Deterministic: a clean rebuild from the same tree gives the same bytes as the packed assemblies.
+mkdir -p "$work/packed"
+(cd "$work/packed" && unzip -q "$nupkg" 'lib/*' 2>/dev/null)
+dotnet build src/WhereAllocation -c Release -nologo -v quiet --no-incremental --artifacts-path "$work/artifacts" \
+  -p:ContinuousIntegrationBuild=true >"$work/rebuild.txt" 2>&1
+for tfm in netstandard2.1 net8.0; do
+  cmp -s "$work/packed/lib/$tfm/WhereAllocation.dll" "$work/artifacts/bin/WhereAllocation/release_$tfm/WhereAllocation.dll"
+  check $? "deterministic: rebuilt $tfm assembly is byte-identical to the packed one"
+done
 
 mkdir -p "$work/app"
 cat >"$work/app/nuget.config" <<XML
