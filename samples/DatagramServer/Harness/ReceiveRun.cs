@@ -38,6 +38,7 @@ namespace WhereAllocation.Samples.DatagramServer
         private long _timedTicks;
         private long _allocatedBefore;
         private long _cpuBefore;
+        private int _started;
 
         // set by the controller
         private long _target = long.MaxValue;
@@ -75,9 +76,6 @@ namespace WhereAllocation.Samples.DatagramServer
 
         /// <summary>Set when the receiver is about to make its first receive call.</summary>
         public bool Started => Volatile.Read(ref _started) != 0;
-        private int _started;
-
-        public bool StopRequested => Volatile.Read(ref _stop) != 0;
 
         public Exception? Failure { get; set; }
 
