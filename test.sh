@@ -25,6 +25,13 @@ count_dotnet_test() {
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 }
 
+echo "== Build everything in the solution (library, tests, samples, benchmarks), so no benchmark rots"
+if dotnet build WhereAllocation.slnx -c Release -v quiet -nologo >"$log/build.txt" 2>&1; then
+  echo "solution build: 1 passed, 0 failed"; passed=$((passed + 1))
+else
+  cat "$log/build.txt"; echo "solution build: 0 passed, 1 failed"; failed=$((failed + 1)); broken+=(build)
+fi
+
 echo "== CoreCLR: dotnet test"
 dotnet test tests/WhereAllocation.Tests -c Release --logger "console;verbosity=normal" 2>&1 | tee "$log/coreclr.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr)
