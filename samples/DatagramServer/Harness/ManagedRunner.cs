@@ -47,8 +47,10 @@ namespace WhereAllocation.Samples.DatagramServer
             while (!run.Started && receiver.IsAlive && wait.Elapsed < StopTimeout) Thread.Sleep(1);
             // Let the receiver find its socket empty and wait, in the warm-up as in the measured run: the
             // first call of each native function (the library's recvfrom, poll, getsockopt) binds it, and
-            // that allocates a few dozen bytes once per process on the calling thread.
-            Thread.Sleep(50);
+            // that allocates a few dozen bytes once per process on the calling thread. 250 ms, longer than the
+            // library's 100 ms poll slice, so the warm-up run also takes the slice-timeout branch once (its first
+            // Socket.Available call initialises the runtime's ioctl path, which allocates once).
+            Thread.Sleep(250);
 
             var row = new ResultRow(options.RuntimeLabel, drain ? "drain" : "stream", method.Name)
             {
