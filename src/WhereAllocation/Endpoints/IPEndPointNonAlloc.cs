@@ -33,8 +33,9 @@ namespace WhereAllocation
         public SocketAddress temp;
 #pragma warning restore IDE1006, CA1051
 
-        private readonly SocketAddress _v4SocketAddress;
-        private readonly SocketAddress _v6SocketAddress;
+        // One reusable socket address per family, in the runtime's own layout; temp points at the current one.
+        private readonly SocketAddress _v4SocketAddress = new IPEndPoint(IPAddress.Any, 0).Serialize();
+        private readonly SocketAddress _v6SocketAddress = new IPEndPoint(IPAddress.IPv6Any, 0).Serialize();
         private EndPointKey _key;
         private EndPointKey _keyOfBaseAddress;
 
@@ -48,11 +49,8 @@ namespace WhereAllocation
         /// <exception cref="ArgumentOutOfRangeException">The address or port is out of range.</exception>
         public IPEndPointNonAlloc(long address, int port) : base(address, port)
         {
-            _v4SocketAddress = new IPEndPoint(IPAddress.Any, 0).Serialize();
-            _v6SocketAddress = new IPEndPoint(IPAddress.IPv6Any, 0).Serialize();
             temp = _v4SocketAddress;
-            SetCurrent(EndPointKey.FromIPAddress(base.Address, port));
-            _keyOfBaseAddress = _key;
+            Initialize(base.Address, port);
         }
 
         /// <summary>Creates an endpoint from an IPv4 or IPv6 address and a port.</summary>
@@ -61,9 +59,12 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The address is neither IPv4 nor IPv6.</exception>
         public IPEndPointNonAlloc(IPAddress address, int port) : base(address, port)
         {
-            _v4SocketAddress = new IPEndPoint(IPAddress.Any, 0).Serialize();
-            _v6SocketAddress = new IPEndPoint(IPAddress.IPv6Any, 0).Serialize();
             temp = _v4SocketAddress;
+            Initialize(address, port);
+        }
+
+        private void Initialize(IPAddress address, int port)
+        {
             SetCurrent(EndPointKey.FromIPAddress(address, port));
             _keyOfBaseAddress = _key;
         }
