@@ -243,19 +243,25 @@ namespace WhereAllocation
         {
             if (socketAddress == null) throw new ArgumentNullException(nameof(socketAddress));
             if (socketAddress.Family != AddressFamily) throw new ArgumentException("The socket address has another family than the key.", nameof(socketAddress));
-            Span<byte> native = stackalloc byte[SockaddrLayout.StorageSize];
-            int size = WriteSockaddr(native, SockaddrFormat.Linux);
+            if (_family == FamilyNone) throw new InvalidOperationException("The default EndPointKey has no address.");
+            int size = _family == FamilyV4 ? SockaddrLayout.IPv4Size : SockaddrLayout.IPv6Size;
             if (socketAddress.Size < size) throw new ArgumentException("The socket address is too short.", nameof(socketAddress));
-            // Skip the family bytes (0..1): each runtime writes them its own way, and they already match.
-            for (int i = 2; i < size; i++)
+            // The bytes the key has no say in (IPv4 sin_zero, IPv6 flow info) are zeroed, as a new address has them;
+            // the family bytes (0..1) are left alone: each runtime writes them its own way, and they already match.
+            if (_family == FamilyV4)
             {
-                if (socketAddress[i] != native[i]) socketAddress[i] = native[i];
+                for (int i = SockaddrLayout.IPv4AddressOffset + 4; i < size; i++) socketAddress[i] = 0;
             }
+            else
+            {
+                for (int i = 0; i < 4; i++) socketAddress[SockaddrLayout.IPv6FlowInfoOffset + i] = 0;
+            }
+            CopyToSameFamily(socketAddress);
         }
 
         /// <summary>
-        /// <see cref="CopyTo"/> without its checks, for a socket address of this key's family and full size
-        /// that the caller owns: writes the port, address and scope bytes straight from the fields.
+        /// <see cref="CopyTo"/> without its checks and without zeroing, for a socket address of this key's family
+        /// and full size that the caller owns: writes the port, address and scope bytes straight from the fields.
         /// </summary>
         internal void CopyToSameFamily(SocketAddress socketAddress)
         {
