@@ -235,27 +235,9 @@ namespace WhereAllocation
 
         private static void WaitUntilReadable(Socket socket, IntPtr raw, SafeHandle handle)
         {
-            if (Platform.Os == OsFamily.Windows)
-            {
-                // Winsock: a blocking recvfrom honours SO_RCVTIMEO and wakes on closesocket, so wait in it.
-                WaitWindows(socket, raw, handle);
-                return;
-            }
-            WaitUntil(socket, raw, handle, WaitFor.Read, ReceiveTimeoutMilliseconds(raw));
-        }
-
-        private static void WaitWindows(Socket socket, IntPtr raw, SafeHandle handle)
-        {
-            Ws2_32.WsaPollFd poll;
-            poll.Fd = raw;
-            poll.Events = Ws2_32.PollRdNorm;
-            while (true)
-            {
-                poll.Revents = 0;
-                int r = Ws2_32.WsaPoll(&poll, 1, WaitSliceMilliseconds);
-                if (r != 0) return;
-                ThrowIfDisposed(socket, handle);
-            }
+            // SO_RCVTIMEO is read natively (the managed getter boxes); Winsock's layout differs, so there the
+            // wait has no timeout, as before.
+            WaitUntil(socket, raw, handle, WaitFor.Read, Platform.Os == OsFamily.Windows ? 0 : ReceiveTimeoutMilliseconds(raw));
         }
 
         /// <summary>Polls in short slices until the descriptor is ready, the socket is disposed, or the timeout (0: none) passes, which throws TimedOut.</summary>
