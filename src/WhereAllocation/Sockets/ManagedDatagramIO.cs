@@ -60,9 +60,11 @@ namespace WhereAllocation
             }
 
             // Mono sizes the sender's buffer from remoteEP.Serialize(): an IPv4 endpoint on a dual-mode
-            // socket would get a cut sockaddr_in6 back. Give it the socket's family first.
-            if (into.AddressFamily != socket.AddressFamily)
-                into.SetCurrent(socket.AddressFamily == AddressFamily.InterNetworkV6 ? AnyV6 : AnyV4);
+            // socket would get a cut sockaddr_in6 back. Give it the socket's family first, and its own
+            // socket address back in temp if the caller put another one there (a no-op otherwise).
+            into.SetCurrent(into.AddressFamily != socket.AddressFamily
+                ? socket.AddressFamily == AddressFamily.InterNetworkV6 ? AnyV6 : AnyV4
+                : into.CurrentKey);
 
             // Mono cuts a long datagram silently and refuses MSG_TRUNC: ask the size of the queued datagram
             // first (FIONREAD gives it on Linux), waiting for one if the call may block.
