@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using WhereAllocation.Interop;
 
 namespace WhereAllocation
 {
@@ -38,6 +39,16 @@ namespace WhereAllocation
         private readonly SocketAddress _v6SocketAddress = new IPEndPoint(IPAddress.IPv6Any, 0).Serialize();
         private EndPointKey _key;
         private EndPointKey _keyOfBaseAddress;
+
+        // The last sender's sockaddr exactly as the OS wrote it (up to 28 bytes), kept while it still names
+        // _key and temp is still the socket address written for it: the native receive then recognises a
+        // repeated sender by comparing these bytes, without parsing them. Length 0: nothing kept.
+        private ulong _sockaddr0;
+        private ulong _sockaddr1;
+        private ulong _sockaddr2;
+        private uint _sockaddr3;
+        private int _sockaddrLength;
+        private SocketAddress? _sockaddrTemp;
 
         // Set only while the managed fallback path runs Socket.ReceiveFrom, so that the runtime's call to
         // Create() writes the sender into this instance. Anyone else calling Create() gets a new endpoint:
@@ -106,10 +117,37 @@ namespace WhereAllocation
             SocketAddress target = key.AddressFamily == AddressFamily.InterNetwork ? _v4SocketAddress : _v6SocketAddress;
             // The same sender again (the common case in a burst): everything already describes it.
             if (ReferenceEquals(temp, target) && key.Equals(_key)) return;
+            _sockaddrLength = 0;
             _key = key;
             base.Port = key.Port;
             key.CopyToSameFamily(target);
             temp = target;
+        }
+
+        /// <summary>
+        /// Makes this endpoint name the sender whose OS sockaddr (<paramref name="length"/> bytes, at most
+        /// <see cref="SockaddrLayout.StorageSize"/>) is at <paramref name="sockaddr"/>. When the bytes equal
+        /// the previous sender's, nothing is parsed or written.
+        /// </summary>
+        internal unsafe void SetCurrentFromSockaddr(byte* sockaddr, int length, SockaddrFormat format)
+        {
+            if (length == _sockaddrLength
+                && *(ulong*)sockaddr == _sockaddr0
+                && *(ulong*)(sockaddr + 8) == _sockaddr1
+                && (length == SockaddrLayout.IPv4Size || (*(ulong*)(sockaddr + 16) == _sockaddr2 && *(uint*)(sockaddr + 24) == _sockaddr3))
+                && ReferenceEquals(temp, _sockaddrTemp))
+            {
+                return;
+            }
+            EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(sockaddr, length), format, out EndPointKey key);
+            SetCurrent(key);
+            if (key.IsEmpty || (length != SockaddrLayout.IPv4Size && length != SockaddrLayout.IPv6Size)) return;
+            _sockaddr0 = *(ulong*)sockaddr;
+            _sockaddr1 = *(ulong*)(sockaddr + 8);
+            _sockaddr2 = length == SockaddrLayout.IPv6Size ? *(ulong*)(sockaddr + 16) : 0;
+            _sockaddr3 = length == SockaddrLayout.IPv6Size ? *(uint*)(sockaddr + 24) : 0;
+            _sockaddrTemp = temp;
+            _sockaddrLength = length;
         }
 
         private void RefreshBaseAddress()

@@ -78,6 +78,65 @@ namespace WhereAllocation
             }
         }
 
+        /// <summary>Returned by <see cref="TryReceiveLinux"/> when no datagram was queued.</summary>
+        internal const long NothingQueued = -1;
+
+        /// <summary>Returned by <see cref="TryReceiveLinux"/> when a signal interrupted the call.</summary>
+        internal const long Interrupted = -2;
+
+        /// <summary>
+        /// The receive path of Linux, flattened into one frame for the common case: one non-blocking
+        /// <c>recvfrom</c> into <paramref name="buffer"/>. The sender goes to <paramref name="into"/> as raw
+        /// bytes when one is given (a repeated sender is then recognised without parsing; <paramref name="sender"/>
+        /// is its current key), else it is parsed into <paramref name="sender"/>. Returns the datagram's full
+        /// length (more than the buffer when it was cut), <see cref="NothingQueued"/> or <see cref="Interrupted"/>;
+        /// other errors throw.
+        /// </summary>
+        internal static long TryReceiveLinux(Socket socket, Span<byte> buffer, SocketFlags flags, IPEndPointNonAlloc? into, out EndPointKey sender)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            long received;
+            int errno = 0;
+            sender = default;
+            try
+            {
+                handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
+                byte* address = stackalloc byte[SockaddrLayout.StorageSize];
+                uint addressLength = SockaddrLayout.StorageSize;
+                int nativeFlags = ((flags & SocketFlags.Peek) != 0 ? OsConstants.MsgPeek : 0) | OsConstants.MsgDontWait | OsConstants.MsgTrunc;
+                fixed (byte* payload = buffer)
+                {
+                    received = Libc.RecvFrom((int)handle.DangerousGetHandle(), payload, (nuint)buffer.Length, nativeFlags, address, &addressLength);
+                }
+                if (received >= 0)
+                {
+                    int length = (int)Math.Min(addressLength, (uint)SockaddrLayout.StorageSize);
+                    if (into != null)
+                    {
+                        into.SetCurrentFromSockaddr(address, length, SockaddrFormat.Linux);
+                        sender = into.CurrentKey;
+                    }
+                    else
+                    {
+                        EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(address, length), SockaddrFormat.Linux, out sender);
+                    }
+                }
+                else
+                {
+                    errno = Marshal.GetLastWin32Error();
+                }
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+            if (received >= 0) return received;
+            if (Errno.IsWouldBlock(errno)) return NothingQueued;
+            if (Errno.IsInterrupted(errno)) return Interrupted;
+            throw new SocketException((int)Errno.ToSocketError(errno));
+        }
+
         /// <summary>
         /// One non-blocking receive on a descriptor the caller holds a reference on; the sender's sockaddr
         /// (OS layout) is left at <paramref name="address"/>, which must hold <see cref="SockaddrLayout.StorageSize"/> bytes.

@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using WhereAllocation.Interop;
 
 namespace WhereAllocation
 {
@@ -162,6 +163,23 @@ namespace WhereAllocation
 
         internal static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
+            if (DatagramPaths.Active == DatagramPath.Native && Platform.Os == OsFamily.Linux)
+            {
+                // The common case, a datagram already queued, in one flat call: this is what a server's receive
+                // loop runs per datagram, and Mono pays for every call and struct copy on the way. Only an
+                // empty queue (or an interrupted call) goes on to the general path, which waits and retries.
+                long length = NativeDatagramIO.TryReceiveLinux(socket, buffer, flags, into, out EndPointKey sender);
+                if (length >= 0)
+                {
+                    datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, sender);
+                    return true;
+                }
+                if (length == NativeDatagramIO.NothingQueued && !wait)
+                {
+                    datagram = default;
+                    return false;
+                }
+            }
             bool received;
             switch (DatagramPaths.Active)
             {
