@@ -60,7 +60,8 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
                              alone, in rounds of --drain-round datagrams; only draining is timed
   --methods LIST     comma-separated rows to run (default: all this runtime can run):
                      alloc-baseline, managed-nonalloc, library, library-batch,
-                     dotnet-socketaddress, c-recvfrom, c-recvmmsg
+                     dotnet-socketaddress, raw-pinvoke (for scale: the least a C# receive
+                     can do on this runtime), c-recvfrom, c-recvmmsg
   --out DIR          where results.csv, results.md, results.svg, details.csv and tick.csv go
                      (default: results/<runtime label> under the current folder)
   --runtime-label L  the runtime column of the results (default: coreclr or mono, detected)

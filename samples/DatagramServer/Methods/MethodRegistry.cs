@@ -26,6 +26,7 @@ namespace WhereAllocation.Samples.DatagramServer
                         ? "the overload exists on .NET 8 and newer only, not on Mono"
                         : "this is the netstandard2.1 build; the overload needs the .NET 8+ build"),
 #endif
+                new RawPinvoke(),
                 new NativeMethod("c-recvfrom", "recvfrom", "bench/native wa-recv: one recvmsg per datagram, check of the bytes"),
                 new NativeMethod("c-recvmmsg", "recvmmsg", "bench/native wa-recv: recvmmsg, up to 64 datagrams per call, check of the bytes"),
             };
