@@ -86,13 +86,13 @@ namespace WhereAllocation
 
         /// <summary>
         /// The receive path of Linux, flattened into one frame for the common case: one non-blocking
-        /// <c>recvfrom</c> into <paramref name="buffer"/>. The sender goes to <paramref name="into"/> as raw
-        /// bytes when one is given (a repeated sender is then recognised without parsing; <paramref name="sender"/>
-        /// is its current key), else it is parsed into <paramref name="sender"/>. Returns the datagram's full
-        /// length (more than the buffer when it was cut), <see cref="NothingQueued"/> or <see cref="Interrupted"/>;
-        /// other errors throw.
+        /// <c>recvfrom</c> of up to <paramref name="size"/> bytes at <paramref name="payload"/> (pinned by the
+        /// caller). With <paramref name="into"/>, the sender goes there as raw bytes (a repeated sender is then
+        /// recognised without parsing) and <paramref name="sender"/> stays empty; without, it is parsed into
+        /// <paramref name="sender"/>. Returns the datagram's full length (more than <paramref name="size"/> when
+        /// it was cut), <see cref="NothingQueued"/> or <see cref="Interrupted"/>; other errors throw.
         /// </summary>
-        internal static long TryReceiveLinux(Socket socket, Span<byte> buffer, SocketFlags flags, IPEndPointNonAlloc? into, out EndPointKey sender)
+        internal static long TryReceiveLinux(Socket socket, byte* payload, int size, SocketFlags flags, IPEndPointNonAlloc? into, out EndPointKey sender)
         {
             SafeHandle handle = SocketHandles.Get(socket);
             bool added = false;
@@ -105,26 +105,16 @@ namespace WhereAllocation
                 byte* address = stackalloc byte[SockaddrLayout.StorageSize];
                 uint addressLength = SockaddrLayout.StorageSize;
                 int nativeFlags = ((flags & SocketFlags.Peek) != 0 ? OsConstants.MsgPeek : 0) | OsConstants.MsgDontWait | OsConstants.MsgTrunc;
-                fixed (byte* payload = buffer)
+                received = Libc.RecvFrom((int)handle.DangerousGetHandle(), payload, (nuint)size, nativeFlags, address, &addressLength);
+                if (received < 0)
                 {
-                    received = Libc.RecvFrom((int)handle.DangerousGetHandle(), payload, (nuint)buffer.Length, nativeFlags, address, &addressLength);
-                }
-                if (received >= 0)
-                {
-                    int length = (int)Math.Min(addressLength, (uint)SockaddrLayout.StorageSize);
-                    if (into != null)
-                    {
-                        into.SetCurrentFromSockaddr(address, length, SockaddrFormat.Linux);
-                        sender = into.CurrentKey;
-                    }
-                    else
-                    {
-                        EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(address, length), SockaddrFormat.Linux, out sender);
-                    }
+                    errno = Marshal.GetLastWin32Error();
                 }
                 else
                 {
-                    errno = Marshal.GetLastWin32Error();
+                    int length = addressLength < SockaddrLayout.StorageSize ? (int)addressLength : SockaddrLayout.StorageSize;
+                    if (into != null) into.SetCurrentFromSockaddr(address, length, SockaddrFormat.Linux);
+                    else EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(address, length), SockaddrFormat.Linux, out sender);
                 }
             }
             finally

@@ -210,6 +210,69 @@ namespace WhereAllocation.Tests
             Assert.True(e.SocketErrorCode == SocketError.TimedOut || e.SocketErrorCode == SocketError.WouldBlock, e.SocketErrorCode.ToString());
         }
 
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void ABlockingReceiveWaitsForADatagramThatComesLater(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4, receiveTimeoutMs: 5000);
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            var buffer = new byte[16];
+            for (int form = 0; form < 2; form++)
+            {
+                var late = new Thread(() =>
+                {
+                    Thread.Sleep(150);
+                    pair.Client.SendTo(new byte[] { (byte)(40 + form), 2 }, pair.ServerTarget);
+                });
+                late.Start();
+                var watch = Stopwatch.StartNew();
+                int length;
+                EndPointKey sender;
+                if (form == 0)
+                {
+                    length = pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
+                    sender = from.CurrentKey;
+                }
+                else
+                {
+                    ReceivedDatagram datagram = pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan());
+                    length = datagram.Length;
+                    sender = datagram.RemoteEndPoint;
+                }
+                Assert.True(late.Join(5000));
+                Assert.Equal(2, length);
+                Assert.Equal(40 + form, buffer[0]);
+                Assert.Equal(pair.ClientAsSeenByServer, sender);
+                Assert.True(watch.ElapsedMilliseconds >= 100, "returned after " + watch.ElapsedMilliseconds + " ms, before the datagram was sent");
+            }
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, Family.IPv4)]
+        [InlineData(DatagramPath.Native, Family.DualMode)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
+        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        public void PeekLeavesTheDatagramQueued(DatagramPath path, Family family)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(family);
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            var buffer = new byte[16];
+            pair.Client.SendTo(new byte[] { 9, 8, 7 }, pair.ServerTarget);
+            Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.Peek, from));
+            Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
+            ReceivedDatagram peeked = pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan(4), SocketFlags.Peek);
+            Assert.Equal(3, peeked.Length);
+            Assert.Equal(pair.ClientAsSeenByServer, peeked.RemoteEndPoint);
+            Array.Clear(buffer, 0, buffer.Length);
+            Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(buffer, from));
+            Assert.Equal(new byte[] { 9, 8, 7 }, buffer.AsSpan(0, 3).ToArray());
+            Assert.False(pair.Server.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out _));
+        }
+
         [Fact]
         public void DisposingASocketWakesANativeBlockingReceive()
         {
