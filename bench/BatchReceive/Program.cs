@@ -29,6 +29,7 @@ namespace WhereAllocation.Bench.BatchReceive
         {
             int rounds = 21, count = 0;
             int[] batches = { 1, 8, 32, 64 };
+            bool single = true;
             for (int i = 0; i + 1 < args.Length; i += 2)
             {
                 switch (args[i])
@@ -37,6 +38,7 @@ namespace WhereAllocation.Bench.BatchReceive
                     case "--count": count = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
                     case "--rcvbuf": s_rcvbuf = int.Parse(args[i + 1], CultureInfo.InvariantCulture); break;
                     case "--batches": batches = args[i + 1].Split(',').Select(s => int.Parse(s, CultureInfo.InvariantCulture)).ToArray(); break;
+                    case "--single": single = args[i + 1] != "no"; break;
                     default: Console.Error.WriteLine("unknown option " + args[i]); return 2;
                 }
             }
@@ -49,6 +51,7 @@ namespace WhereAllocation.Bench.BatchReceive
             using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             socket.ReceiveBufferSize = s_rcvbuf;
             socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            socket.ReceiveTimeout = 2000; // a blocking one-datagram form then ends, with an error, if a datagram is missing
             int port = ((IPEndPoint)socket.LocalEndPoint!).Port;
             Console.WriteLine("SO_RCVBUF: asked " + s_rcvbuf + ", granted " + socket.ReceiveBufferSize + " (Linux doubles the request and caps it at 2 x net.core.rmem_max)");
 
@@ -65,6 +68,15 @@ namespace WhereAllocation.Bench.BatchReceive
             var cCount = new Receiver("C recvmmsg 64 --no-check", null, false, null);
             receivers.Add(cCount);
             receivers.Add(new Receiver("DatagramBatch 64, MultiMessage, count", new DatagramBatch(64, SlotSize, DatagramBatchMode.MultiMessage), false, cCount));
+            if (single)
+            {
+                // One datagram per call, count only: what each call costs on top of the system call. The C
+                // receiver's one recvmsg per datagram is the reference; raw P/Invoke is the least C# can do.
+                var cSingle = new Receiver("C recvfrom --no-check", null, false, null) { WaRecvMethod = "recvfrom" };
+                receivers.Add(cSingle);
+                foreach (SingleForm form in (SingleForm[])Enum.GetValues(typeof(SingleForm)))
+                    receivers.Add(new Receiver(SingleForms.Describe(form), null, false, cSingle) { Single = form });
+            }
             var seen = new byte[(count + 7) / 8];
 
             // One unmeasured round warms the JIT and the page cache.
@@ -87,14 +99,14 @@ namespace WhereAllocation.Bench.BatchReceive
                 "receiver", "datagrams/s", "min .. max", "ns/dgram", "ratio", "ratio/r", "per CPU-s", "ratio", "ratio/r", "B alloc", "bad"));
             foreach (Receiver r in receivers)
             {
-                if (r.Baseline == null && r != c) Console.WriteLine("-- count only:");
+                if (r.Baseline == null && r != c) Console.WriteLine(r.WaRecvMethod == "recvfrom" ? "-- one datagram per call, count only:" : "-- count only:");
                 double median = Median(r.Rates), cpuMedian = Median(r.CpuRates);
                 double cMedian = Median((r.Baseline ?? r).Rates), cCpuMedian = Median((r.Baseline ?? r).CpuRates);
                 Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "{0,-40} {1,12:N0} {2,22} {3,8:F0} {4,8:F3} {5,8:F3} | {6,12:N0} {7,8:F3} {8,8:F3} | {9,7} {10,4}",
                     r.Name, median, r.Rates.Count == 0 ? "-" : r.Rates.Min().ToString("N0", CultureInfo.InvariantCulture) + " .. " + r.Rates.Max().ToString("N0", CultureInfo.InvariantCulture),
                     median > 0 ? 1e9 / median : 0, cMedian > 0 ? median / cMedian : 0, Median(r.Ratios),
                     cpuMedian, cCpuMedian > 0 ? cpuMedian / cCpuMedian : 0, Median(r.CpuRatios),
-                    r.Batch == null ? "-" : r.Allocated.ToString(CultureInfo.InvariantCulture), r.BadRounds));
+                    r.IsManaged ? r.Allocated.ToString(CultureInfo.InvariantCulture) : "-", r.BadRounds));
             }
             Console.WriteLine("datagrams/s: wall clock over the timed loop, median of the rounds; ratio: that median / C's median; ratio/r: median over");
             Console.WriteLine("rounds of the rate / C's rate in the same round. per CPU-s: datagrams per second of the receiving thread's CPU time");
@@ -116,6 +128,9 @@ namespace WhereAllocation.Bench.BatchReceive
 
             internal string Name { get; }
             internal DatagramBatch? Batch { get; }
+            internal SingleForm? Single { get; set; }
+            internal string WaRecvMethod { get; set; } = "recvmmsg";
+            internal bool IsManaged => Batch != null || Single != null;
             internal bool Check { get; }
             internal Receiver? Baseline { get; }
             internal List<double> Rates { get; } = new List<double>();
@@ -142,9 +157,10 @@ namespace WhereAllocation.Bench.BatchReceive
         {
             receiver.LastRate = 0;
             receiver.LastCpuRate = 0;
-            bool good = receiver.Batch == null
-                ? MeasureC(native, count, receiver.Check, out double rate, out double cpuRate)
-                : MeasureBatch(receiver, socket, native, port, count, seen, out rate, out cpuRate);
+            double rate, cpuRate;
+            bool good = receiver.Batch != null ? MeasureBatch(receiver, socket, native, port, count, seen, out rate, out cpuRate)
+                : receiver.Single != null ? MeasureSingle(receiver, socket, native, port, count, out rate, out cpuRate)
+                : MeasureC(native, count, receiver.Check, receiver.WaRecvMethod, out rate, out cpuRate);
             if (!good)
             {
                 receiver.BadRounds++;
@@ -220,15 +236,51 @@ namespace WhereAllocation.Bench.BatchReceive
             return true;
         }
 
+        /// <summary>Fills the queue, waits until it settled, then times one receive form taking exactly that many datagrams.</summary>
+        private static bool MeasureSingle(Receiver receiver, Socket socket, string native, int port, int count, out double rate, out double cpuRate)
+        {
+            rate = 0;
+            cpuRate = 0;
+            SocketQueue.Read(socket, out _, out uint dropsBefore);
+            Fill(native, port, count);
+            if (!SocketQueue.WaitUntilSettled(socket)) Console.Error.WriteLine("the queue did not settle");
+            SocketQueue.Read(socket, out _, out uint dropsAfter);
+            if (dropsAfter != dropsBefore)
+            {
+                Console.Error.WriteLine(receiver.Name + ": the kernel dropped " + (dropsAfter - dropsBefore) + " while filling");
+                while (socket.Available > 0) socket.ReceiveFrom_NonAlloc(new byte[SlotSize].AsSpan());
+                return false;
+            }
+
+            long allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
+            long cpuStart = SocketQueue.ThreadCpuNanoseconds();
+            long start = Stopwatch.GetTimestamp();
+            int bad = SingleForms.Run(receiver.Single!.Value, socket, count, DatagramSize);
+            long end = Stopwatch.GetTimestamp();
+            long cpu = SocketQueue.ThreadCpuNanoseconds() - cpuStart;
+            receiver.Allocated += GC.GetAllocatedBytesForCurrentThread() - allocatedBefore;
+            int left = socket.Available;
+            if (bad != 0 || left != 0)
+            {
+                Console.Error.WriteLine(receiver.Name + ": " + bad + " wrong, " + left + " bytes left in the queue");
+                while (socket.Available > 0) socket.ReceiveFrom_NonAlloc(new byte[SlotSize].AsSpan());
+                return false;
+            }
+            double seconds = (end - start) / (double)Stopwatch.Frequency;
+            rate = count / seconds;
+            cpuRate = cpu > 0 ? count * 1e9 / cpu : 0;
+            return true;
+        }
+
         /// <summary>One run of wa-recv --drain: it binds, the sender fills its queue, it times the emptying.</summary>
-        private static bool MeasureC(string native, int count, bool check, out double rate, out double cpuRate)
+        private static bool MeasureC(string native, int count, bool check, string method, out double rate, out double cpuRate)
         {
             rate = 0;
             cpuRate = 0;
             string ready = Path.Combine(Path.GetTempPath(), "wa-batch-bench-" + Process.GetCurrentProcess().Id + ".ready");
             File.Delete(ready);
             using var receiver = Start(Path.Combine(native, "wa-recv"),
-                "--bind 127.0.0.1 --method recvmmsg --batch 64 --size " + SlotSize + " --count " + count +
+                "--bind 127.0.0.1 --method " + method + " --batch 64 --size " + SlotSize + " --count " + count +
                 " --rcvbuf " + s_rcvbuf + " --drain --max-seconds 20 --ready-file " + ready + (check ? "" : " --no-check"));
             var wait = Stopwatch.StartNew();
             while (!File.Exists(ready) && wait.ElapsedMilliseconds < 5000 && !receiver.HasExited) Thread.Sleep(5);
