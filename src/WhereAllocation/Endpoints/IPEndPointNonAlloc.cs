@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using WhereAllocation.Interop;
 
 namespace WhereAllocation
@@ -125,27 +126,28 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// Makes this endpoint name the sender whose OS sockaddr (<paramref name="length"/> bytes, at most
-        /// <see cref="SockaddrLayout.StorageSize"/>) is at <paramref name="sockaddr"/>. When the bytes equal
-        /// the previous sender's, nothing is parsed or written.
+        /// Makes this endpoint name the sender whose OS sockaddr (at most <see cref="SockaddrLayout.StorageSize"/>
+        /// bytes) is <paramref name="sockaddr"/>. When the bytes equal the previous sender's, nothing is parsed or written.
         /// </summary>
-        internal unsafe void SetCurrentFromSockaddr(byte* sockaddr, int length, SockaddrFormat format)
+        internal void SetCurrentFromSockaddr(ReadOnlySpan<byte> sockaddr, SockaddrFormat format)
         {
+            int length = sockaddr.Length;
             if (length == _sockaddrLength
-                && *(ulong*)sockaddr == _sockaddr0
-                && *(ulong*)(sockaddr + 8) == _sockaddr1
-                && (length == SockaddrLayout.IPv4Size || (*(ulong*)(sockaddr + 16) == _sockaddr2 && *(uint*)(sockaddr + 24) == _sockaddr3))
+                && MemoryMarshal.Read<ulong>(sockaddr) == _sockaddr0
+                && MemoryMarshal.Read<ulong>(sockaddr.Slice(8)) == _sockaddr1
+                && (length == SockaddrLayout.IPv4Size
+                    || (MemoryMarshal.Read<ulong>(sockaddr.Slice(16)) == _sockaddr2 && MemoryMarshal.Read<uint>(sockaddr.Slice(24)) == _sockaddr3))
                 && ReferenceEquals(temp, _sockaddrTemp))
             {
                 return;
             }
-            EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(sockaddr, length), format, out EndPointKey key);
+            EndPointKey.TryReadSockaddr(sockaddr, format, out EndPointKey key);
             SetCurrent(key);
             if (key.IsEmpty || (length != SockaddrLayout.IPv4Size && length != SockaddrLayout.IPv6Size)) return;
-            _sockaddr0 = *(ulong*)sockaddr;
-            _sockaddr1 = *(ulong*)(sockaddr + 8);
-            _sockaddr2 = length == SockaddrLayout.IPv6Size ? *(ulong*)(sockaddr + 16) : 0;
-            _sockaddr3 = length == SockaddrLayout.IPv6Size ? *(uint*)(sockaddr + 24) : 0;
+            _sockaddr0 = MemoryMarshal.Read<ulong>(sockaddr);
+            _sockaddr1 = MemoryMarshal.Read<ulong>(sockaddr.Slice(8));
+            _sockaddr2 = length == SockaddrLayout.IPv6Size ? MemoryMarshal.Read<ulong>(sockaddr.Slice(16)) : 0;
+            _sockaddr3 = length == SockaddrLayout.IPv6Size ? MemoryMarshal.Read<uint>(sockaddr.Slice(24)) : 0;
             _sockaddrTemp = temp;
             _sockaddrLength = length;
         }

@@ -78,21 +78,29 @@ namespace WhereAllocation
             }
         }
 
-        /// <summary>Returned by <see cref="TryReceiveLinux"/> when no datagram was queued.</summary>
-        internal const long NothingQueued = -1;
+        // What the fast receive returns instead of a length when it received nothing.
+        internal const long NothingQueued = -1; // the queue was empty
+        internal const long Interrupted = -2;   // a signal interrupted the call
 
-        /// <summary>Returned by <see cref="TryReceiveLinux"/> when a signal interrupted the call.</summary>
-        internal const long Interrupted = -2;
+        // The receive path of Linux, flattened into one frame for the common case, a datagram already queued:
+        // one non-blocking recvfrom. It returns the datagram's full length (more than the buffer when it was
+        // cut), NothingQueued or Interrupted, and throws for other errors. The caller then takes the general
+        // path, which waits and retries. Mono pays for every call, struct copy and cache line on the way, and
+        // this is what a server's receive loop runs per datagram.
 
-        /// <summary>
-        /// The receive path of Linux, flattened into one frame for the common case: one non-blocking
-        /// <c>recvfrom</c> of up to <paramref name="size"/> bytes at <paramref name="payload"/> (pinned by the
-        /// caller). With <paramref name="into"/>, the sender goes there as raw bytes (a repeated sender is then
-        /// recognised without parsing) and <paramref name="sender"/> stays empty; without, it is parsed into
-        /// <paramref name="sender"/>. Returns the datagram's full length (more than <paramref name="size"/> when
-        /// it was cut), <see cref="NothingQueued"/> or <see cref="Interrupted"/>; other errors throw.
-        /// </summary>
-        internal static long TryReceiveLinux(Socket socket, byte* payload, int size, SocketFlags flags, IPEndPointNonAlloc? into, out EndPointKey sender)
+        /// <summary>Into <paramref name="array"/> from <paramref name="offset"/>; the sender goes to <paramref name="into"/> as raw bytes, and a repeated sender is recognised without parsing.</summary>
+        internal static long TryReceiveLinux(Socket socket, byte[] array, int offset, int size, SocketFlags flags, IPEndPointNonAlloc into)
+        {
+            fixed (byte* start = array) return TryReceiveLinux(socket, start + offset, size, flags, into, out _);
+        }
+
+        /// <summary>Into <paramref name="buffer"/>; the sender goes to <paramref name="into"/> when given (<paramref name="sender"/> then stays empty), else it is parsed into <paramref name="sender"/>.</summary>
+        internal static long TryReceiveLinux(Socket socket, Span<byte> buffer, SocketFlags flags, IPEndPointNonAlloc? into, out EndPointKey sender)
+        {
+            fixed (byte* start = buffer) return TryReceiveLinux(socket, start, buffer.Length, flags, into, out sender);
+        }
+
+        private static long TryReceiveLinux(Socket socket, byte* payload, int size, SocketFlags flags, IPEndPointNonAlloc? into, out EndPointKey sender)
         {
             SafeHandle handle = SocketHandles.Get(socket);
             bool added = false;
@@ -113,7 +121,7 @@ namespace WhereAllocation
                 else
                 {
                     int length = addressLength < SockaddrLayout.StorageSize ? (int)addressLength : SockaddrLayout.StorageSize;
-                    if (into != null) into.SetCurrentFromSockaddr(address, length, SockaddrFormat.Linux);
+                    if (into != null) into.SetCurrentFromSockaddr(new ReadOnlySpan<byte>(address, length), SockaddrFormat.Linux);
                     else EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(address, length), SockaddrFormat.Linux, out sender);
                 }
             }

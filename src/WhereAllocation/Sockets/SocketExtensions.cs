@@ -15,7 +15,7 @@ namespace WhereAllocation
     /// paths a receive or send allocates nothing, for IPv4, IPv6 and dual-mode sockets.</para>
     /// <para>Arguments are checked before any system call: a bad argument never costs a datagram.</para>
     /// </remarks>
-    public static unsafe class SocketExtensions
+    public static class SocketExtensions
     {
         // ----- compatible surface -----
 
@@ -40,8 +40,7 @@ namespace WhereAllocation
             {
                 // What a server's receive loop runs per datagram, kept to one call below this one and no struct
                 // copies: on Mono every call, struct copy and cache line touched shows in datagrams per second.
-                long length;
-                fixed (byte* array = buffer) length = NativeDatagramIO.TryReceiveLinux(socket, array + offset, size, socketFlags, remoteEndPoint, out _);
+                long length = NativeDatagramIO.TryReceiveLinux(socket, buffer, offset, size, socketFlags, remoteEndPoint);
                 if (length > size) throw new SocketException((int)SocketError.MessageSize);
                 if (length >= 0) return (int)length;
             }
@@ -177,9 +176,7 @@ namespace WhereAllocation
                 // The common case, a datagram already queued, in one flat call (see ReceiveFrom_NonAlloc with
                 // an IPEndPointNonAlloc). Only an empty queue, or an interrupted call, goes on to the general
                 // path, which waits and retries.
-                long length;
-                EndPointKey sender;
-                fixed (byte* payload = buffer) length = NativeDatagramIO.TryReceiveLinux(socket, payload, buffer.Length, flags, into, out sender);
+                long length = NativeDatagramIO.TryReceiveLinux(socket, buffer, flags, into, out EndPointKey sender);
                 if (length >= 0)
                 {
                     datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, into != null ? into.CurrentKey : sender);
