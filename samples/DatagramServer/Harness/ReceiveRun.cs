@@ -104,15 +104,35 @@ namespace WhereAllocation.Samples.DatagramServer
         public bool AccountCut()
         {
             Stamp();
-            _corrupt++;
-            return Advance();
+            return AccountCutOfBatch();
         }
 
         /// <summary>Checks and counts one decoded datagram held in a char array. Returns true when the run is complete.</summary>
         public bool Account(char[] chars, int length)
         {
             Stamp();
+            return AccountOfBatch(chars, length);
+        }
+
+        /// <summary>
+        /// A batch receiver's clock: called once per receive call that returned datagrams, which are then
+        /// counted with <see cref="AccountOfBatch"/> and <see cref="AccountCutOfBatch"/>. The C recvmmsg
+        /// receiver reads its clock once per call too; the one-datagram methods read it per datagram, which is
+        /// once per call for them as well.
+        /// </summary>
+        public void StampCall() => Stamp();
+
+        /// <summary><see cref="Account(char[], int)"/> without reading the clock; see <see cref="StampCall"/>.</summary>
+        public bool AccountOfBatch(char[] chars, int length)
+        {
             Record(WaFormat.Check(chars, length, out long sequence), sequence);
+            return Advance();
+        }
+
+        /// <summary><see cref="AccountCut"/> without reading the clock; see <see cref="StampCall"/>.</summary>
+        public bool AccountCutOfBatch()
+        {
+            _corrupt++;
             return Advance();
         }
 

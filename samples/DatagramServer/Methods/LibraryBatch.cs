@@ -26,12 +26,15 @@ namespace WhereAllocation.Samples.DatagramServer
             while (!done)
             {
                 int received = batch.Receive(socket, -1); // waits for at least one datagram
+                // The clock is read once per system call, as the C recvmmsg receiver does (not for the
+                // controller's empty wake-up datagram, which is not data).
+                if (received > 0 && !run.IsWakeUp(batch.GetDatagram(0).Length)) run.StampCall();
                 for (int i = 0; i < received && !done; i++)
                 {
                     ReadOnlySpan<byte> datagram = batch.GetDatagram(i);
                     if (batch.IsTruncated(i))
                     {
-                        done = run.AccountCut();
+                        done = run.AccountCutOfBatch();
                         continue;
                     }
                     if (run.IsWakeUp(datagram.Length))
@@ -40,7 +43,7 @@ namespace WhereAllocation.Samples.DatagramServer
                         break;
                     }
                     int count = utf8.GetChars(datagram, chars);
-                    done = run.Account(chars, count);
+                    done = run.AccountOfBatch(chars, count);
                 }
             }
             run.End();
