@@ -58,19 +58,27 @@ namespace WhereAllocation.Samples.DatagramServer
             if (length < MinSize) return WaCheckResult.Short;
             if (p[0] != 'W' || p[1] != 'A' || p[2] != ' ') return WaCheckResult.Prefix;
 
-            long seq = 0;
-            for (int i = DigitsOffset; i < DigitsOffset + DigitCount; i++)
+            // The ten digits as two five-digit halves in int arithmetic: Mono's JIT divides a long by a
+            // constant with a real division, and the filler's starting letter needs the sequence mod 26.
+            int high = 0, low = 0;
+            for (int i = DigitsOffset; i < DigitsOffset + 5; i++)
             {
                 int digit = p[i] - '0';
                 if ((uint)digit > 9) return WaCheckResult.Digits;
-                seq = seq * 10 + digit;
+                high = high * 10 + digit;
+            }
+            for (int i = DigitsOffset + 5; i < DigitsOffset + DigitCount; i++)
+            {
+                int digit = p[i] - '0';
+                if ((uint)digit > 9) return WaCheckResult.Digits;
+                low = low * 10 + digit;
             }
             if (p[SpaceOffset] != ' ') return WaCheckResult.Digits;
 
             // The filler repeats every 26 chars, so each stretch of up to 26 is compared with the same
-            // run of the doubled alphabet, 4 chars at a time.
+            // run of the doubled alphabet, 4 chars at a time. (seq + 14) mod 26, with 100000 mod 26 = 4.
             int body = length - SumLength;
-            int start = (int)((seq + FillerOffset) % 26);
+            int start = ((high % 26) * 4 + low % 26 + FillerOffset) % 26;
             fixed (char* alphabet = DoubledAlphabet)
             {
                 for (int i = FillerOffset; i < body; i += 26)
@@ -91,25 +99,29 @@ namespace WhereAllocation.Samples.DatagramServer
             }
             if (Fletcher32(p, body) != want) return WaCheckResult.Sum;
 
-            sequence = seq;
+            sequence = high * 100_000L + low;
             return WaCheckResult.Ok;
         }
 
         /// <summary>
         /// Fletcher-32 with one char per step: sum1 = (sum1 + c) % 65535, sum2 = (sum2 + sum1) % 65535.
-        /// The 64-bit sums are reduced once per 4096 chars, which gives the same result.
+        /// The sums are reduced once per block of 256 chars, which gives the same result; see <see cref="Reduce"/>.
         /// </summary>
+        /// <remarks>
+        /// Both sums start a block below 65535 and a char is at most 65535, so after 256 steps sum1 is below
+        /// 257 * 65535 and sum2 below 65535 * (1 + 256 + 256 * 257 / 2) &lt; 2.2e9: a uint holds both.
+        /// </remarks>
         public static uint Fletcher32(char* p, int length)
         {
-            ulong sum1 = 0, sum2 = 0;
+            uint sum1 = 0, sum2 = 0;
             while (length > 0)
             {
-                int n = length < 4096 ? length : 4096;
+                int n = length < 256 ? length : 256;
                 int i = 0;
                 // Four steps at once: sum2 gains 4*sum1 + 4*c0 + 3*c1 + 2*c2 + c3, sum1 gains c0+c1+c2+c3.
                 for (; i + 4 <= n; i += 4)
                 {
-                    ulong c0 = p[i], c1 = p[i + 1], c2 = p[i + 2], c3 = p[i + 3];
+                    uint c0 = p[i], c1 = p[i + 1], c2 = p[i + 2], c3 = p[i + 3];
                     sum2 += 4 * sum1 + 4 * c0 + 3 * c1 + 2 * c2 + c3;
                     sum1 += c0 + c1 + c2 + c3;
                 }
@@ -118,12 +130,23 @@ namespace WhereAllocation.Samples.DatagramServer
                     sum1 += p[i];
                     sum2 += sum1;
                 }
-                sum1 %= 65535;
-                sum2 %= 65535;
+                sum1 = Reduce(sum1);
+                sum2 = Reduce(sum2);
                 p += n;
                 length -= n;
             }
-            return (uint)((sum2 << 16) | sum1);
+            return (sum2 << 16) | sum1;
+        }
+
+        /// <summary>
+        /// x mod 65535 without a division: 65536 is 1 mod 65535, so adding the high half to the low half keeps
+        /// the value mod 65535; twice brings any uint to at most 65535, which is 0.
+        /// </summary>
+        private static uint Reduce(uint x)
+        {
+            x = (x & 0xffff) + (x >> 16);
+            x = (x & 0xffff) + (x >> 16);
+            return x == 65535 ? 0 : x;
         }
 
         private static bool SameChars(char* a, char* b, int count)
