@@ -5,6 +5,7 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 using WhereAllocation.Interop;
+using WhereAllocation.Memory;
 
 namespace WhereAllocation
 {
@@ -50,6 +51,7 @@ namespace WhereAllocation
         private readonly int _capacity;
         private readonly int _slotSize;
         private readonly NativeBlock _memory;
+        private readonly int _memoryBytes;
         // Views into _memory: per slot an mmsghdr, an iovec, sockaddr storage, a send error and a buffer.
         private readonly Libc.LinuxMMsgHdr* _messages;
         private readonly Libc.IoVec* _iovecs;
@@ -102,6 +104,7 @@ namespace WhereAllocation
             int total = buffersAt + capacity * _stride; // at most about 64 MiB, so int is enough
 
             _memory = AllocateNative(total);
+            _memoryBytes = total;
             byte* block = (byte*)_memory.DangerousGetHandle();
             new Span<byte>(block, total).Clear();
             _messages = (Libc.LinuxMMsgHdr*)(block + messagesAt);
@@ -122,15 +125,23 @@ namespace WhereAllocation
 
         /// <summary>
         /// The one place the batch's native memory comes from: a single block for every slot's header,
-        /// iovec, sockaddr, send error and buffer, freed by <see cref="Dispose"/> or, if the batch is
-        /// never disposed, by the handle's finalizer.
+        /// iovec, sockaddr, send error and buffer, taken from <see cref="PersistentAllocator.Shared"/> (so it
+        /// shows in its live bytes and leak reports, and a double free is caught) on a 64-byte boundary, and
+        /// freed by <see cref="Dispose"/> or, if the batch is never disposed, by the handle's finalizer.
         /// </summary>
         private static NativeBlock AllocateNative(int bytes)
         {
             var block = new NativeBlock();
-            block.Take(Marshal.AllocHGlobal(bytes));
+            block.Take((IntPtr)PersistentAllocator.Shared.Allocate((nuint)bytes, BlockAlignment));
             return block;
         }
+
+        private const int BlockAlignment = 64; // a cache line: the slots' buffers start on one
+
+        /// <summary>The native block's address and size, for tests.</summary>
+        internal IntPtr NativeBlockAddress => _memory.Address;
+
+        internal int NativeBlockBytes => _memoryBytes;
 
         private static int AlignUp(int value, int alignment) => (value + alignment - 1) & ~(alignment - 1);
 
@@ -615,9 +626,12 @@ namespace WhereAllocation
 
             protected override bool ReleaseHandle()
             {
-                Marshal.FreeHGlobal(handle);
+                PersistentAllocator.Shared.Free((void*)handle);
                 return true;
             }
+
+            /// <summary>The block's address, for tests.</summary>
+            internal IntPtr Address => handle;
         }
     }
 }

@@ -29,6 +29,22 @@ namespace WhereAllocation.Tests
             if (!linux) Assert.Throws<PlatformNotSupportedException>(() => new DatagramBatch(4, 100, DatagramBatchMode.MultiMessage));
         }
 
+        [Fact]
+        public unsafe void TheNativeBlockComesFromThePersistentAllocatorAndIsFreedOnce()
+        {
+            var batch = new DatagramBatch(16, 1500);
+            void* block = (void*)batch.NativeBlockAddress;
+            // Owned by the shared persistent allocator, with the size the batch laid out, on a cache line.
+            Assert.Equal(batch.NativeBlockBytes, WhereAllocation.Memory.PersistentAllocator.Shared.SizeOf(block));
+            Assert.True(batch.NativeBlockBytes >= 16 * 1500);
+            Assert.Equal(0, (long)block % 64);
+            long freesBefore = WhereAllocation.Memory.PersistentAllocator.Shared.TotalFrees;
+            batch.Dispose();
+            batch.Dispose(); // a second Dispose frees nothing (the allocator would throw on a double free)
+            Assert.True(WhereAllocation.Memory.PersistentAllocator.Shared.TotalFrees > freesBefore);
+            Assert.Throws<ObjectDisposedException>(() => batch.GetDatagram(0));
+        }
+
         [Theory]
         [InlineData(0, 1500)]
         [InlineData(-1, 1500)]
