@@ -78,8 +78,8 @@ namespace WhereAllocation
             }
         }
 
-        // What the fast receive returns instead of a length when it received nothing.
-        internal const long NothingQueued = -1; // the queue was empty
+        // What the fast receive and send return instead of a length when nothing was done.
+        internal const long NothingQueued = -1; // the queue was empty (for a send: the send buffer was full)
         internal const long Interrupted = -2;   // a signal interrupted the call
 
         // The receive path of Linux, flattened into one frame for the common case, a datagram already queued:
@@ -250,6 +250,60 @@ namespace WhereAllocation
             {
                 if (added) handle.DangerousRelease();
             }
+        }
+
+        /// <summary>
+        /// The send path of Linux, flattened for the common case, room in the socket's send buffer: one
+        /// <c>sendto</c> with MSG_DONTWAIT, the sockaddr written straight from <paramref name="to"/> (a key of
+        /// the socket's family, not empty). Returns the bytes sent, or <see cref="NothingQueued"/> when the send
+        /// buffer is full and <see cref="Interrupted"/> for EINTR, so that the caller takes the general path,
+        /// which waits on a blocking socket and throws WouldBlock on a non-blocking one. Other errors throw.
+        /// </summary>
+        internal static long TrySendLinux(Socket socket, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey to)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            long sent;
+            int errno = 0;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                byte* address = stackalloc byte[SockaddrLayout.StorageSize]; // zeroed: sin_zero, flow info
+                int addressLength;
+                ushort port = (ushort)to.Port;
+                ushort networkPort = BitConverter.IsLittleEndian ? (ushort)((port >> 8) | (port << 8)) : port;
+                if (to.IsIPv4)
+                {
+                    *(ushort*)address = SockaddrLayout.LinuxAfInet;
+                    *(ushort*)(address + SockaddrLayout.PortOffset) = networkPort;
+                    *(uint*)(address + SockaddrLayout.IPv4AddressOffset) = (uint)to.AddressWord0;
+                    addressLength = SockaddrLayout.IPv4Size;
+                }
+                else
+                {
+                    *(ushort*)address = SockaddrLayout.LinuxAfInet6;
+                    *(ushort*)(address + SockaddrLayout.PortOffset) = networkPort;
+                    *(ulong*)(address + SockaddrLayout.IPv6AddressOffset) = to.AddressWord0;
+                    *(ulong*)(address + SockaddrLayout.IPv6AddressOffset + 8) = to.AddressWord1;
+                    *(uint*)(address + SockaddrLayout.IPv6ScopeIdOffset) = to.ScopeId;
+                    addressLength = SockaddrLayout.IPv6Size;
+                }
+                int nativeFlags = ((flags & SocketFlags.DontRoute) != 0 ? OsConstants.MsgDontRoute : 0) | OsConstants.MsgDontWait;
+                // Not 'fixed (byte* p = buffer)': Mono 6.8 lacks ReadOnlySpan's 'ref readonly' GetPinnableReference.
+                fixed (byte* payload = &MemoryMarshal.GetReference(buffer))
+                {
+                    sent = (long)Libc.SendTo((int)handle.DangerousGetHandle(), payload, (nuint)buffer.Length, nativeFlags, address, (uint)addressLength);
+                }
+                if (sent < 0) errno = Marshal.GetLastWin32Error();
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+            if (sent >= 0) return sent;
+            if (Errno.IsWouldBlock(errno)) return NothingQueued;
+            if (Errno.IsInterrupted(errno)) return Interrupted;
+            throw new SocketException((int)Errno.ToSocketError(errno));
         }
 
         /// <summary>

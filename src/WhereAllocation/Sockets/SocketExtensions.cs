@@ -225,6 +225,12 @@ namespace WhereAllocation
                     // A native sendto would bind an unbound socket behind the runtime's back, leaving its
                     // IsBound and LocalEndPoint wrong; bind through the runtime first, as its SendTo does.
                     if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
+                    if (Platform.Os == OsFamily.Linux)
+                    {
+                        // One flat call while the send buffer has room; a full one goes on to the general path.
+                        long sent = NativeDatagramIO.TrySendLinux(socket, buffer, flags, to);
+                        if (sent >= 0) return (int)sent;
+                    }
                     return NativeDatagramIO.Send(socket, buffer, flags, to);
 #if NET8_0_OR_GREATER
                 case DatagramPath.SocketAddress:

@@ -252,6 +252,26 @@ namespace WhereAllocation.Tests
 
         [Theory]
         [InlineData(DatagramPath.Native, Family.IPv4)]
+        [InlineData(DatagramPath.Native, Family.IPv6)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
+        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        public void ADatagramTooLongToSendIsRefusedWithMessageSize(DatagramPath path, Family family)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(family);
+            var huge = new byte[70_000]; // more than a UDP datagram can carry
+            var to = new IPEndPointNonAlloc(pair.ServerTarget.Address, pair.ServerTarget.Port);
+            var e1 = Assert.Throws<SocketException>(() => pair.Client.SendTo_NonAlloc(huge, 0, huge.Length, SocketFlags.None, to));
+            Assert.Equal(SocketError.MessageSize, e1.SocketErrorCode);
+            var e2 = Assert.Throws<SocketException>(() => pair.Client.SendTo_NonAlloc(huge.AsSpan(), pair.ServerKey));
+            Assert.Equal(SocketError.MessageSize, e2.SocketErrorCode);
+            // The socket still works afterwards.
+            Assert.Equal(3, pair.Client.SendTo_NonAlloc(new byte[] { 1, 2, 3 }.AsSpan(), pair.ServerKey));
+            Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()).Length);
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, Family.IPv4)]
         [InlineData(DatagramPath.Native, Family.DualMode)]
         [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
         [InlineData(DatagramPath.Managed, Family.IPv4)]
