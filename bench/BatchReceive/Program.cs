@@ -76,6 +76,15 @@ namespace WhereAllocation.Bench.BatchReceive
                 receivers.Add(cSingle);
                 foreach (SingleForm form in (SingleForm[])Enum.GetValues(typeof(SingleForm)))
                     receivers.Add(new Receiver(SingleForms.Describe(form), null, false, cSingle) { Single = form });
+                // One datagram per send call into the same (empty) queue, against a bare P/Invoke sendto.
+                Receiver? rawSend = null;
+                foreach (SendForm form in (SendForm[])Enum.GetValues(typeof(SendForm)))
+                {
+                    var r = new Receiver(SendForms.Describe(form), null, false, rawSend) { Send = form };
+                    rawSend ??= r;
+                    receivers.Add(r);
+                }
+                SendForms.Prepare(new IPEndPoint(IPAddress.Loopback, port));
             }
             var seen = new byte[(count + 7) / 8];
 
@@ -99,7 +108,11 @@ namespace WhereAllocation.Bench.BatchReceive
                 "receiver", "datagrams/s", "min .. max", "ns/dgram", "ratio", "ratio/r", "per CPU-s", "ratio", "ratio/r", "B alloc", "bad"));
             foreach (Receiver r in receivers)
             {
-                if (r.Baseline == null && r != c) Console.WriteLine(r.WaRecvMethod == "recvfrom" ? "-- one datagram per call, count only:" : "-- count only:");
+                if (r.Baseline == null && r != c)
+                {
+                    Console.WriteLine(r.Send != null ? "-- one datagram per send call (ratio: to raw P/Invoke sendto):"
+                        : r.WaRecvMethod == "recvfrom" ? "-- one datagram per call, count only:" : "-- count only:");
+                }
                 double median = Median(r.Rates), cpuMedian = Median(r.CpuRates);
                 double cMedian = Median((r.Baseline ?? r).Rates), cCpuMedian = Median((r.Baseline ?? r).CpuRates);
                 Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "{0,-40} {1,12:N0} {2,22} {3,8:F0} {4,8:F3} {5,8:F3} | {6,12:N0} {7,8:F3} {8,8:F3} | {9,7} {10,4}",
@@ -129,8 +142,9 @@ namespace WhereAllocation.Bench.BatchReceive
             internal string Name { get; }
             internal DatagramBatch? Batch { get; }
             internal SingleForm? Single { get; set; }
+            internal SendForm? Send { get; set; }
             internal string WaRecvMethod { get; set; } = "recvmmsg";
-            internal bool IsManaged => Batch != null || Single != null;
+            internal bool IsManaged => Batch != null || Single != null || Send != null;
             internal bool Check { get; }
             internal Receiver? Baseline { get; }
             internal List<double> Rates { get; } = new List<double>();
@@ -160,6 +174,7 @@ namespace WhereAllocation.Bench.BatchReceive
             double rate, cpuRate;
             bool good = receiver.Batch != null ? MeasureBatch(receiver, socket, native, port, count, seen, out rate, out cpuRate)
                 : receiver.Single != null ? MeasureSingle(receiver, socket, native, port, count, out rate, out cpuRate)
+                : receiver.Send != null ? MeasureSend(receiver, socket, count, out rate, out cpuRate)
                 : MeasureC(native, count, receiver.Check, receiver.WaRecvMethod, out rate, out cpuRate);
             if (!good)
             {
@@ -264,6 +279,45 @@ namespace WhereAllocation.Bench.BatchReceive
             {
                 Console.Error.WriteLine(receiver.Name + ": " + bad + " wrong, " + left + " bytes left in the queue");
                 while (socket.Available > 0) socket.ReceiveFrom_NonAlloc(new byte[SlotSize].AsSpan());
+                return false;
+            }
+            double seconds = (end - start) / (double)Stopwatch.Frequency;
+            rate = count / seconds;
+            cpuRate = cpu > 0 ? count * 1e9 / cpu : 0;
+            return true;
+        }
+
+        private static Socket? s_sender;
+        private static readonly byte[] s_sendPayload = new byte[DatagramSize];
+
+        /// <summary>Times one send form sending <paramref name="count"/> datagrams into the empty receive queue, then checks that all arrived.</summary>
+        private static bool MeasureSend(Receiver receiver, Socket socket, int count, out double rate, out double cpuRate)
+        {
+            rate = 0;
+            cpuRate = 0;
+            if (s_sender == null)
+            {
+                s_sender = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+                s_sender.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            }
+            SocketQueue.Read(socket, out _, out uint dropsBefore);
+            long allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
+            long cpuStart = SocketQueue.ThreadCpuNanoseconds();
+            long start = Stopwatch.GetTimestamp();
+            int bad = SendForms.Run(receiver.Send!.Value, s_sender, count, s_sendPayload);
+            long end = Stopwatch.GetTimestamp();
+            long cpu = SocketQueue.ThreadCpuNanoseconds() - cpuStart;
+            receiver.Allocated += GC.GetAllocatedBytesForCurrentThread() - allocatedBefore;
+            SocketQueue.Read(socket, out _, out uint dropsAfter);
+            int arrived = 0;
+            using (var drain = new DatagramBatch(64, SlotSize))
+            {
+                int n;
+                while ((n = drain.Receive(socket)) > 0) arrived += n;
+            }
+            if (bad != 0 || arrived != count || dropsAfter != dropsBefore)
+            {
+                Console.Error.WriteLine(receiver.Name + ": " + bad + " short sends, " + arrived + " of " + count + " arrived, " + (dropsAfter - dropsBefore) + " dropped");
                 return false;
             }
             double seconds = (end - start) / (double)Stopwatch.Frequency;
