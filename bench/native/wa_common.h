@@ -1,16 +1,18 @@
 /*
  * wa_common.h - small helpers shared by wa-sender and wa-recv:
- * strict number parsing, CPU pinning and the monotonic clock.
+ * strict number parsing, option errors, CPU pinning and the monotonic clock.
  */
 #ifndef WA_COMMON_H
 #define WA_COMMON_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Parses a whole decimal string into *out.  Returns 0 on success, -1 if
@@ -46,6 +48,19 @@ static inline int wa_parse_u64(const char *s, unsigned long long hi,
     return 0;
 }
 
+/* Reports a bad option value the same way in every program:
+ * "<prog>: bad value for --<name>: <value>" on stderr, where <name> is the
+ * long option of opts whose val is `val`. */
+static inline void wa_bad_option(const char *prog, const struct option *opts,
+                                 int val, const char *value)
+{
+    const char *name = "?";
+    for (const struct option *x = opts; x->name; x++)
+        if (x->val == val)
+            name = x->name;
+    fprintf(stderr, "%s: bad value for --%s: %s\n", prog, name, value);
+}
+
 /* Pins the calling thread to CPU k; k < 0 means "do not pin".
  * Returns 0 on success or when not asked, -1 on failure (errno set). */
 static inline int wa_pin_cpu(long long k)
@@ -60,6 +75,16 @@ static inline int wa_pin_cpu(long long k)
     CPU_ZERO(&set);
     CPU_SET((int)k, &set);
     return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* wa_pin_cpu, reporting a failure as "<prog>: sched_setaffinity(k): ..."
+ * on stderr.  Returns 0 or -1. */
+static inline int wa_pin_cpu_or_report(const char *prog, long long k)
+{
+    if (wa_pin_cpu(k) == 0)
+        return 0;
+    fprintf(stderr, "%s: sched_setaffinity(%lld): %s\n", prog, k, strerror(errno));
+    return -1;
 }
 
 static inline uint64_t wa_now_ns(void)

@@ -261,11 +261,7 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
         if (bad) {
-            const char *name = "?";
-            for (const struct option *x = opts; x->name; x++)
-                if (x->val == o)
-                    name = x->name;
-            fprintf(stderr, "wa-recv: bad value for --%s: %s\n", name, optarg);
+            wa_bad_option("wa-recv", opts, o, optarg);
             usage(stderr);
             return 2;
         }
@@ -278,10 +274,8 @@ int main(int argc, char **argv)
     if (method == METHOD_RECVFROM)
         batch = 1;
 
-    if (wa_pin_cpu(cpu) < 0) {
-        fprintf(stderr, "wa-recv: sched_setaffinity(%lld): %s\n", cpu, strerror(errno));
+    if (wa_pin_cpu_or_report("wa-recv", cpu) < 0)
         return 1;
-    }
 
     /* ---- socket ---- */
     struct sockaddr_storage addr;

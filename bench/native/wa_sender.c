@@ -282,11 +282,7 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
         if (bad) {
-            const char *name = "?";
-            for (const struct option *x = opts; x->name; x++)
-                if (x->val == o)
-                    name = x->name;
-            fprintf(stderr, "wa-sender: bad value for --%s: %s\n", name, optarg);
+            wa_bad_option("wa-sender", opts, o, optarg);
             usage(stderr);
             return 2;
         }
@@ -302,10 +298,8 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    if (wa_pin_cpu(cpu) < 0) {
-        fprintf(stderr, "wa-sender: sched_setaffinity(%lld): %s\n", cpu, strerror(errno));
+    if (wa_pin_cpu_or_report("wa-sender", cpu) < 0)
         return 1;
-    }
 
     struct sockaddr_storage dst;
     socklen_t dlen;
