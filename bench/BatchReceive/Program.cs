@@ -267,13 +267,9 @@ namespace WhereAllocation.Bench.BatchReceive
                 return false;
             }
 
-            long allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
-            long cpuStart = SocketQueue.ThreadCpuNanoseconds();
-            long start = Stopwatch.GetTimestamp();
+            var timing = Timing.Start();
             int bad = SingleForms.Run(receiver.Single!.Value, socket, count, DatagramSize);
-            long end = Stopwatch.GetTimestamp();
-            long cpu = SocketQueue.ThreadCpuNanoseconds() - cpuStart;
-            receiver.Allocated += GC.GetAllocatedBytesForCurrentThread() - allocatedBefore;
+            timing.Stop(receiver, count, out double measuredRate, out double measuredCpuRate);
             int left = socket.Available;
             if (bad != 0 || left != 0)
             {
@@ -281,10 +277,36 @@ namespace WhereAllocation.Bench.BatchReceive
                 while (socket.Available > 0) socket.ReceiveFrom_NonAlloc(new byte[SlotSize].AsSpan());
                 return false;
             }
-            double seconds = (end - start) / (double)Stopwatch.Frequency;
-            rate = count / seconds;
-            cpuRate = cpu > 0 ? count * 1e9 / cpu : 0;
+            rate = measuredRate;
+            cpuRate = measuredCpuRate;
             return true;
+        }
+
+        /// <summary>The clocks around one timed loop: wall time, the thread's CPU time and its allocated bytes.</summary>
+        private struct Timing
+        {
+            private long _allocated;
+            private long _cpu;
+            private long _start;
+
+            internal static Timing Start()
+            {
+                Timing t;
+                t._allocated = GC.GetAllocatedBytesForCurrentThread();
+                t._cpu = SocketQueue.ThreadCpuNanoseconds();
+                t._start = Stopwatch.GetTimestamp();
+                return t;
+            }
+
+            /// <summary>Stops the clocks, adds the bytes allocated to the receiver's, and gives the rates for <paramref name="count"/> datagrams.</summary>
+            internal void Stop(Receiver receiver, int count, out double rate, out double cpuRate)
+            {
+                long end = Stopwatch.GetTimestamp();
+                long cpu = SocketQueue.ThreadCpuNanoseconds() - _cpu;
+                receiver.Allocated += GC.GetAllocatedBytesForCurrentThread() - _allocated;
+                rate = count / ((end - _start) / (double)Stopwatch.Frequency);
+                cpuRate = cpu > 0 ? count * 1e9 / cpu : 0;
+            }
         }
 
         private static Socket? s_sender;
@@ -301,13 +323,9 @@ namespace WhereAllocation.Bench.BatchReceive
                 s_sender.Bind(new IPEndPoint(IPAddress.Loopback, 0));
             }
             SocketQueue.Read(socket, out _, out uint dropsBefore);
-            long allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
-            long cpuStart = SocketQueue.ThreadCpuNanoseconds();
-            long start = Stopwatch.GetTimestamp();
+            var timing = Timing.Start();
             int bad = SendForms.Run(receiver.Send!.Value, s_sender, count, s_sendPayload);
-            long end = Stopwatch.GetTimestamp();
-            long cpu = SocketQueue.ThreadCpuNanoseconds() - cpuStart;
-            receiver.Allocated += GC.GetAllocatedBytesForCurrentThread() - allocatedBefore;
+            timing.Stop(receiver, count, out double measuredRate, out double measuredCpuRate);
             SocketQueue.Read(socket, out _, out uint dropsAfter);
             int arrived = 0;
             using (var drain = new DatagramBatch(64, SlotSize))
@@ -320,9 +338,8 @@ namespace WhereAllocation.Bench.BatchReceive
                 Console.Error.WriteLine(receiver.Name + ": " + bad + " short sends, " + arrived + " of " + count + " arrived, " + (dropsAfter - dropsBefore) + " dropped");
                 return false;
             }
-            double seconds = (end - start) / (double)Stopwatch.Frequency;
-            rate = count / seconds;
-            cpuRate = cpu > 0 ? count * 1e9 / cpu : 0;
+            rate = measuredRate;
+            cpuRate = measuredCpuRate;
             return true;
         }
 
