@@ -251,6 +251,34 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void TheChecksStillHoldAfterTheEndpointHasReceivedOnTheSocket(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            var buffer = new byte[16];
+            pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+            Assert.Equal(1, pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
+            pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
+            // A bad flag, and an endpoint turned IPv6, on the socket it has just received on: refused before reading.
+            Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.OutOfBand, from));
+            from.Set(EndPointKey.FromIPAddress(IPAddress.IPv6Loopback, 5));
+            Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
+            Assert.Throws<ArgumentNullException>(() => ((Socket)null!).ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
+            AssertStillQueued(pair, 2);
+            // Back to IPv4, it receives again; on another socket the checks run for that one.
+            from.Set(EndPointKey.IPv4(127, 0, 0, 1, 5));
+            using Socket v6 = Loopback.Bound(AddressFamily.InterNetworkV6, IPAddress.IPv6Loopback, false);
+            Assert.Throws<ArgumentException>(() => v6.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
+            pair.Client.SendTo(new byte[] { 3 }, pair.ServerTarget);
+            Assert.Equal(1, pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
+            Assert.Equal(3, buffer[0]);
+        }
+
+        [Theory]
         [InlineData(DatagramPath.Native, Family.IPv4)]
         [InlineData(DatagramPath.Native, Family.IPv6)]
         [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
