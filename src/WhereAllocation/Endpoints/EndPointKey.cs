@@ -361,14 +361,6 @@ namespace WhereAllocation
             return n;
         }
 
-        // The stored address as the OS's sockaddr holds it (network byte order, read as native integers):
-        // for IPv4 the low 4 bytes of the first word; for IPv6 both words. For writing a sockaddr directly.
-        internal bool IsIPv4 => _family == FamilyV4;
-
-        internal ulong AddressWord0 => _a0;
-
-        internal ulong AddressWord1 => _a1;
-
         /// <summary>The IPv4 address as the value of the legacy <see cref="IPAddress"/>(long) constructor. Zero for IPv6.</summary>
         internal long IPv4AddressValue => _family == FamilyV4 ? (uint)_a0 : 0;
 

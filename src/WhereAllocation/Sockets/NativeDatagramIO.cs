@@ -254,8 +254,7 @@ namespace WhereAllocation
 
         /// <summary>
         /// The send path of Linux, flattened for the common case, room in the socket's send buffer: one
-        /// <c>sendto</c> with MSG_DONTWAIT, the sockaddr written straight from <paramref name="to"/> (a key of
-        /// the socket's family, not empty). Returns the bytes sent, or <see cref="NothingQueued"/> when the send
+        /// <c>sendto</c> with MSG_DONTWAIT to <paramref name="to"/> (a key of the socket's family, not empty). Returns the bytes sent, or <see cref="NothingQueued"/> when the send
         /// buffer is full and <see cref="Interrupted"/> for EINTR, so that the caller takes the general path,
         /// which waits on a blocking socket and throws WouldBlock on a non-blocking one. Other errors throw.
         /// </summary>
@@ -268,26 +267,8 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref added);
-                byte* address = stackalloc byte[SockaddrLayout.StorageSize]; // zeroed: sin_zero, flow info
-                int addressLength;
-                ushort port = (ushort)to.Port;
-                ushort networkPort = BitConverter.IsLittleEndian ? (ushort)((port >> 8) | (port << 8)) : port;
-                if (to.IsIPv4)
-                {
-                    *(ushort*)address = SockaddrLayout.LinuxAfInet;
-                    *(ushort*)(address + SockaddrLayout.PortOffset) = networkPort;
-                    *(uint*)(address + SockaddrLayout.IPv4AddressOffset) = (uint)to.AddressWord0;
-                    addressLength = SockaddrLayout.IPv4Size;
-                }
-                else
-                {
-                    *(ushort*)address = SockaddrLayout.LinuxAfInet6;
-                    *(ushort*)(address + SockaddrLayout.PortOffset) = networkPort;
-                    *(ulong*)(address + SockaddrLayout.IPv6AddressOffset) = to.AddressWord0;
-                    *(ulong*)(address + SockaddrLayout.IPv6AddressOffset + 8) = to.AddressWord1;
-                    *(uint*)(address + SockaddrLayout.IPv6ScopeIdOffset) = to.ScopeId;
-                    addressLength = SockaddrLayout.IPv6Size;
-                }
+                byte* address = stackalloc byte[SockaddrLayout.StorageSize];
+                int addressLength = to.WriteSockaddr(new Span<byte>(address, SockaddrLayout.StorageSize), SockaddrFormat.Linux);
                 int nativeFlags = ((flags & SocketFlags.DontRoute) != 0 ? OsConstants.MsgDontRoute : 0) | OsConstants.MsgDontWait;
                 // Not 'fixed (byte* p = buffer)': Mono 6.8 lacks ReadOnlySpan's 'ref readonly' GetPinnableReference.
                 fixed (byte* payload = &MemoryMarshal.GetReference(buffer))
