@@ -48,8 +48,10 @@ namespace WhereAllocation
         /// Receives one datagram. With <paramref name="wait"/> false, returns false at once when none is
         /// queued. With <paramref name="wait"/> true it blocks (honouring the socket's receive timeout)
         /// when the socket is blocking, and throws WouldBlock when it is not, as the runtime does.
+        /// <paramref name="knownEmpty"/>: the caller has just found the queue empty (and waits), so the
+        /// first system call is the wait, not another receive.
         /// </summary>
-        internal static bool Receive(Socket socket, Span<byte> buffer, SocketFlags flags, bool wait, out ReceivedDatagram datagram)
+        internal static bool Receive(Socket socket, Span<byte> buffer, SocketFlags flags, bool wait, bool knownEmpty, out ReceivedDatagram datagram)
         {
             SafeHandle handle = SocketHandles.Get(socket);
             bool added = false;
@@ -60,13 +62,18 @@ namespace WhereAllocation
                 byte* address = stackalloc byte[SockaddrLayout.StorageSize];
                 fixed (byte* payload = buffer)
                 {
+                    bool receiveFirst = !(knownEmpty && wait);
                     while (true)
                     {
-                        if (TryReceiveOnce(raw, payload, buffer.Length, flags, address, out datagram, out int errno))
-                            return true;
-                        if (Errno.IsInterrupted(errno)) continue;
-                        if (!Errno.IsWouldBlock(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
-                        if (!wait) return false;
+                        if (receiveFirst)
+                        {
+                            if (TryReceiveOnce(raw, payload, buffer.Length, flags, address, out datagram, out int errno))
+                                return true;
+                            if (Errno.IsInterrupted(errno)) continue;
+                            if (!Errno.IsWouldBlock(errno)) throw new SocketException((int)Errno.ToSocketError(errno));
+                            if (!wait) return false;
+                        }
+                        receiveFirst = true;
                         if (!socket.Blocking) throw new SocketException((int)SocketError.WouldBlock);
                         WaitUntilReadable(socket, raw, handle);
                     }

@@ -36,6 +36,7 @@ namespace WhereAllocation
             if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
             CheckBuffer(buffer, offset, size);
             CheckReceive(socket, socketFlags, remoteEndPoint);
+            bool knownEmpty = false;
             if (DatagramPaths.Active == DatagramPath.Native && Platform.Os == OsFamily.Linux)
             {
                 // What a server's receive loop runs per datagram, kept to one call below this one and no struct
@@ -43,8 +44,9 @@ namespace WhereAllocation
                 long length = NativeDatagramIO.TryReceiveLinux(socket, buffer, offset, size, socketFlags, remoteEndPoint);
                 if (length > size) throw new SocketException((int)SocketError.MessageSize);
                 if (length >= 0) return (int)length;
+                knownEmpty = length == NativeDatagramIO.NothingQueued;
             }
-            Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
+            ReceiveOnPath(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, knownEmpty, out ReceivedDatagram datagram);
             if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
             return datagram.Length;
         }
@@ -182,17 +184,30 @@ namespace WhereAllocation
                     datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, into != null ? into.CurrentKey : sender);
                     return true;
                 }
-                if (length == NativeDatagramIO.NothingQueued && !wait)
+                if (length == NativeDatagramIO.NothingQueued)
                 {
-                    datagram = default;
-                    return false;
+                    if (!wait)
+                    {
+                        datagram = default;
+                        return false;
+                    }
+                    return ReceiveOnPath(socket, array, offset, buffer, flags, true, into, true, out datagram);
                 }
             }
+            return ReceiveOnPath(socket, array, offset, buffer, flags, wait, into, false, out datagram);
+        }
+
+        /// <summary>
+        /// The general receive of the active path, which waits and retries. <paramref name="knownEmpty"/>: the
+        /// Linux fast receive has just found the queue empty, so the native path starts with its wait.
+        /// </summary>
+        private static bool ReceiveOnPath(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, bool knownEmpty, out ReceivedDatagram datagram)
+        {
             bool received;
             switch (DatagramPaths.Active)
             {
                 case DatagramPath.Native:
-                    received = NativeDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
+                    received = NativeDatagramIO.Receive(socket, buffer, flags, wait, knownEmpty, out datagram);
                     break;
 #if NET8_0_OR_GREATER
                 case DatagramPath.SocketAddress:
