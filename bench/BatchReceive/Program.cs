@@ -263,7 +263,7 @@ namespace WhereAllocation.Bench.BatchReceive
             if (dropsAfter != dropsBefore)
             {
                 Console.Error.WriteLine(receiver.Name + ": the kernel dropped " + (dropsAfter - dropsBefore) + " while filling");
-                while (socket.Available > 0) socket.ReceiveFrom_NonAlloc(new byte[SlotSize].AsSpan());
+                Drain(socket);
                 return false;
             }
 
@@ -274,7 +274,7 @@ namespace WhereAllocation.Bench.BatchReceive
             if (bad != 0 || left != 0)
             {
                 Console.Error.WriteLine(receiver.Name + ": " + bad + " wrong, " + left + " bytes left in the queue");
-                while (socket.Available > 0) socket.ReceiveFrom_NonAlloc(new byte[SlotSize].AsSpan());
+                Drain(socket);
                 return false;
             }
             rate = measuredRate;
@@ -309,6 +309,16 @@ namespace WhereAllocation.Bench.BatchReceive
             }
         }
 
+        private static readonly DatagramBatch s_drain = new DatagramBatch(64, SlotSize);
+
+        /// <summary>Empties the socket's queue without waiting (outside any timed loop); returns how many datagrams it held.</summary>
+        private static int Drain(Socket socket)
+        {
+            int total = 0, n;
+            while ((n = s_drain.Receive(socket)) > 0) total += n;
+            return total;
+        }
+
         private static Socket? s_sender;
         private static readonly byte[] s_sendPayload = new byte[DatagramSize];
 
@@ -327,12 +337,7 @@ namespace WhereAllocation.Bench.BatchReceive
             int bad = SendForms.Run(receiver.Send!.Value, s_sender, count, s_sendPayload);
             timing.Stop(receiver, count, out double measuredRate, out double measuredCpuRate);
             SocketQueue.Read(socket, out _, out uint dropsAfter);
-            int arrived = 0;
-            using (var drain = new DatagramBatch(64, SlotSize))
-            {
-                int n;
-                while ((n = drain.Receive(socket)) > 0) arrived += n;
-            }
+            int arrived = Drain(socket);
             if (bad != 0 || arrived != count || dropsAfter != dropsBefore)
             {
                 Console.Error.WriteLine(receiver.Name + ": " + bad + " short sends, " + arrived + " of " + count + " arrived, " + (dropsAfter - dropsBefore) + " dropped");
@@ -407,8 +412,7 @@ namespace WhereAllocation.Bench.BatchReceive
             SocketQueue.WaitUntilSettled(socket);
             SocketQueue.Read(socket, out uint bytes, out uint dropsAfter);
             int queued = Probe - (int)(dropsAfter - dropsBefore);
-            using (var batch = new DatagramBatch(64, SlotSize))
-                while (batch.Receive(socket) > 0) { }
+            Drain(socket);
             Console.WriteLine("queue holds " + queued + " datagrams of " + DatagramSize + " B (" + (queued > 0 ? bytes / queued : 0) + " B of buffer each)");
             return queued < Probe ? queued * 9 / 10 : Probe;
         }
