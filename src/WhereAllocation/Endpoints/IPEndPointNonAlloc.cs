@@ -42,14 +42,13 @@ namespace WhereAllocation
         private EndPointKey _keyOfBaseAddress;
 
         // The last sender's sockaddr exactly as the OS wrote it (up to 28 bytes), kept while it still names
-        // _key and temp is still the socket address written for it: the native receive then recognises a
-        // repeated sender by comparing these bytes, without parsing them. Length 0: nothing kept.
+        // _key (temp must also still be this endpoint's own socket address): the native receive then
+        // recognises a repeated sender by comparing these bytes, without parsing them. Length 0: nothing kept.
         private ulong _sockaddr0;
         private ulong _sockaddr1;
         private ulong _sockaddr2;
         private uint _sockaddr3;
         private int _sockaddrLength;
-        private SocketAddress? _sockaddrTemp;
 
         // Set only while the managed fallback path runs Socket.ReceiveFrom, so that the runtime's call to
         // Create() writes the sender into this instance. Anyone else calling Create() gets a new endpoint:
@@ -115,7 +114,7 @@ namespace WhereAllocation
 
         internal void SetCurrent(in EndPointKey key)
         {
-            SocketAddress target = key.AddressFamily == AddressFamily.InterNetwork ? _v4SocketAddress : _v6SocketAddress;
+            SocketAddress target = OwnSocketAddress(key);
             // The same sender again (the common case in a burst): everything already describes it.
             if (ReferenceEquals(temp, target) && key.Equals(_key)) return;
             _sockaddrLength = 0;
@@ -137,7 +136,7 @@ namespace WhereAllocation
                 && MemoryMarshal.Read<ulong>(sockaddr.Slice(8)) == _sockaddr1
                 && (length == SockaddrLayout.IPv4Size
                     || (MemoryMarshal.Read<ulong>(sockaddr.Slice(16)) == _sockaddr2 && MemoryMarshal.Read<uint>(sockaddr.Slice(24)) == _sockaddr3))
-                && ReferenceEquals(temp, _sockaddrTemp))
+                && ReferenceEquals(temp, OwnSocketAddress(_key)))
             {
                 return;
             }
@@ -148,9 +147,11 @@ namespace WhereAllocation
             _sockaddr1 = MemoryMarshal.Read<ulong>(sockaddr.Slice(8));
             _sockaddr2 = length == SockaddrLayout.IPv6Size ? MemoryMarshal.Read<ulong>(sockaddr.Slice(16)) : 0;
             _sockaddr3 = length == SockaddrLayout.IPv6Size ? MemoryMarshal.Read<uint>(sockaddr.Slice(24)) : 0;
-            _sockaddrTemp = temp;
             _sockaddrLength = length;
         }
+
+        /// <summary>This endpoint's own reusable socket address for the family of <paramref name="key"/>: what <see cref="temp"/> is after <see cref="SetCurrent"/>.</summary>
+        private SocketAddress OwnSocketAddress(in EndPointKey key) => key.AddressFamily == AddressFamily.InterNetwork ? _v4SocketAddress : _v6SocketAddress;
 
         private void RefreshBaseAddress()
         {
