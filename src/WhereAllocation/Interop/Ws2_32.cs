@@ -3,7 +3,11 @@ using System.Runtime.InteropServices;
 
 namespace WhereAllocation.Interop
 {
-    /// <summary>Winsock's datagram calls. Blittable signatures only. Implemented, not tested on this project's CI (Linux).</summary>
+    /// <summary>
+    /// Winsock's calls that the Windows branch makes. Bindings only: blittable signatures (pointers and
+    /// integers), so nothing is marshalled or allocated. The error of a failed call is WSAGetLastError,
+    /// which is the thread's last error that <see cref="Marshal.GetLastWin32Error"/> reads back.
+    /// </summary>
     internal static unsafe class Ws2_32
     {
         private const string Lib = "ws2_32.dll";
@@ -16,11 +20,6 @@ namespace WhereAllocation.Interop
             internal short Revents;
         }
 
-        internal const short PollRdNorm = 0x0100;
-        internal const short PollWrNorm = 0x0010;
-        internal const short PollHup = 0x0002;
-        internal const short PollNval = 0x0004;
-
         [DllImport(Lib, EntryPoint = "recvfrom", SetLastError = true)]
         internal static extern int RecvFrom(IntPtr socket, byte* buffer, int length, int flags, byte* address, int* addressLength);
 
@@ -32,5 +31,15 @@ namespace WhereAllocation.Interop
 
         [DllImport(Lib, EntryPoint = "getsockopt", SetLastError = true)]
         internal static extern int GetSockOpt(IntPtr socket, int level, int name, byte* value, int* valueLength);
+
+        [DllImport(Lib, EntryPoint = "setsockopt", SetLastError = true)]
+        internal static extern int SetSockOpt(IntPtr socket, int level, int name, byte* value, int valueLength);
+
+        [DllImport(Lib, EntryPoint = "getpeername", SetLastError = true)]
+        internal static extern int GetPeerName(IntPtr socket, byte* address, int* addressLength);
+
+        /// <summary>WSAIoctl without overlapped I/O (the last two arguments are always null).</summary>
+        [DllImport(Lib, EntryPoint = "WSAIoctl", SetLastError = true)]
+        internal static extern int WsaIoctl(IntPtr socket, uint code, void* input, uint inputLength, void* output, uint outputLength, uint* returned, void* overlapped, void* completion);
     }
 }

@@ -1,6 +1,5 @@
 using System;
 using System.Net.Sockets;
-using System.Runtime.InteropServices;
 using WhereAllocation.Interop;
 
 namespace WhereAllocation
@@ -23,13 +22,14 @@ namespace WhereAllocation
             {
                 byte* buffer = _buffers + (long)received * _stride;
                 byte* name = _names + received * SockaddrLayout.StorageSize;
-                if (NativeDatagramIO.TryReceiveOnce(raw, buffer, _slotSize, SocketFlags.None, name, out ReceivedDatagram datagram, out int errno))
+                int nameLength = SockaddrLayout.StorageSize;
+                long length = NativeDatagramIO.Os.Receive(raw, buffer, _slotSize, false, name, &nameLength, out SocketError failure);
+                if (length >= 0)
                 {
-                    Store(received, datagram);
+                    Store(received, (int)Math.Min(length, _slotSize), length > _slotSize, nameLength);
                     received++;
                     continue;
                 }
-                SocketError failure = Errno.ToSocketError(errno);
                 if (failure == SocketError.Interrupted) continue;
                 if (received == 0)
                 {
@@ -43,27 +43,23 @@ namespace WhereAllocation
             return received;
         }
 
-        /// <summary>The slot's sockaddr is already in place (the OS wrote it); record length and truncation.</summary>
-        private void Store(int index, in ReceivedDatagram datagram)
+        /// <summary>The slot's sockaddr is already in place (written by the OS, or from the key); record its length, the datagram's length and truncation.</summary>
+        private void Store(int index, int length, bool truncated, int nameLength)
         {
             ref Libc.LinuxMMsgHdr message = ref _messages[index];
-            message.Length = (uint)datagram.Length;
-            message.Header.Flags = datagram.Truncated ? TruncatedFlag : 0;
-            message.Header.NameLength = SockaddrLayout.StorageSize;
+            message.Length = (uint)length;
+            message.Header.Flags = truncated ? TruncatedFlag : 0;
+            message.Header.NameLength = (uint)nameLength;
         }
 
         /// <summary><c>sendto</c> slot after slot; stops at the first that fails, with its error.</summary>
-        private int SendSingleCallsNative(IntPtr raw, int start, int end, int flags, out SocketError error)
+        private int SendSingleCallsNative(IntPtr raw, int start, int end, out SocketError error)
         {
             for (int i = start; i < end; i++)
             {
-                long sent = NativeDatagramIO.SendOnce(raw, _buffers + (long)i * _stride, (int)_messages[i].Length, flags,
-                    _names + i * SockaddrLayout.StorageSize, (int)_messages[i].Header.NameLength);
-                if (sent < 0)
-                {
-                    error = Errno.ToSocketError(Marshal.GetLastWin32Error());
-                    return i - start;
-                }
+                long sent = NativeDatagramIO.Os.Send(raw, _buffers + (long)i * _stride, (int)_messages[i].Length, false,
+                    _names + i * SockaddrLayout.StorageSize, (int)_messages[i].Header.NameLength, out error);
+                if (sent < 0) return i - start;
             }
             error = SocketError.Success;
             return end - start;
@@ -96,8 +92,8 @@ namespace WhereAllocation
                             _deferredError = e.SocketErrorCode; // keep what was taken; report this next time
                             break;
                         }
-                        datagram.RemoteEndPoint.WriteSockaddr(new Span<byte>(_names + received * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
-                        Store(received, datagram);
+                        int nameLength = datagram.RemoteEndPoint.WriteSockaddr(new Span<byte>(_names + received * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
+                        Store(received, datagram.Length, datagram.Truncated, nameLength);
                         received++;
                     }
                     if (received > 0) return received;

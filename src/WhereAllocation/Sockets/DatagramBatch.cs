@@ -45,7 +45,8 @@ namespace WhereAllocation
         private const int TruncatedFlag = 0x20;
         private const int Alignment = 16;
 
-        private static readonly bool s_multiMessageSupported = ProbeMultiMessage();
+        // recvmmsg/sendmmsg: a working native path on an OS that has them (Linux with glibc 2.14+ or musl).
+        private static readonly bool s_multiMessageSupported = NativeDatagramIO.IsSupported && NativeDatagramIO.Os.HasMultiMessage;
 
         private readonly DatagramBatchMode _mode;
         private readonly int _capacity;
@@ -452,14 +453,14 @@ namespace WhereAllocation
                 {
                     SocketError error;
                     int received = _mode == DatagramBatchMode.MultiMessage
-                        ? ReceiveMultiMessage(raw, out error)
+                        ? NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error)
                         : ReceiveSingleCallsNative(raw, out error);
                     if (received > 0) return received;
                     if (error == SocketError.Interrupted) continue;
                     if (error != SocketError.WouldBlock) throw new SocketException((int)error);
                     int remaining = Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
-                    if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, NativeDatagramIO.WaitFor.Read, remaining)) return 0;
+                    if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;
                 }
             }
             finally
@@ -505,7 +506,7 @@ namespace WhereAllocation
             bool blocking = socket.Blocking;
 
             if (_mode == DatagramBatchMode.SingleCalls && DatagramPaths.Active != DatagramPath.Native)
-                return SendLoop(socket, IntPtr.Zero, null, blocking, 0);
+                return SendLoop(socket, IntPtr.Zero, null, blocking);
 
             SafeHandle handle = SocketHandles.Get(socket);
             bool socketAdded = false, memoryAdded = false;
@@ -513,8 +514,7 @@ namespace WhereAllocation
             {
                 handle.DangerousAddRef(ref socketAdded);
                 _memory.DangerousAddRef(ref memoryAdded);
-                int flags = !blocking && Platform.Os != OsFamily.Windows ? OsConstants.MsgDontWait : 0;
-                return SendLoop(socket, handle.DangerousGetHandle(), handle, blocking, flags);
+                return SendLoop(socket, handle.DangerousGetHandle(), handle, blocking);
             }
             finally
             {
@@ -524,7 +524,7 @@ namespace WhereAllocation
         }
 
         /// <summary>Sends runs of sendable slots until all are tried or the socket cannot take more now.</summary>
-        private int SendLoop(Socket socket, IntPtr raw, SafeHandle? handle, bool blocking, int flags)
+        private int SendLoop(Socket socket, IntPtr raw, SafeHandle? handle, bool blocking)
         {
             int sent = 0;
             while (_nextToSend < _count)
@@ -540,17 +540,17 @@ namespace WhereAllocation
                 SocketError error;
                 int went;
                 if (handle == null) went = SendSingleCallsOnRuntimePath(socket, _nextToSend, end, out error);
-                else if (_mode == DatagramBatchMode.MultiMessage) went = SendMultiMessage(raw, _nextToSend, end, flags, out error);
-                else went = SendSingleCallsNative(raw, _nextToSend, end, flags, out error);
+                else if (_mode == DatagramBatchMode.MultiMessage) went = SendMultiMessage(raw, _nextToSend, end, out error);
+                else went = SendSingleCallsNative(raw, _nextToSend, end, out error);
                 _nextToSend += went;
                 sent += went;
                 if (error == SocketError.Success || error == SocketError.Interrupted) continue;
                 if (error == SocketError.WouldBlock)
                 {
-                    // The runtime may run a blocking Socket on a non-blocking descriptor: wait for room.
-                    if (blocking && handle != null && Platform.Os != OsFamily.Windows)
+                    // The native sends never wait (where the OS can say so per call): a blocking socket waits for room here.
+                    if (blocking && handle != null)
                     {
-                        NativeDatagramIO.TryWaitUntil(socket, raw, handle!, NativeDatagramIO.WaitFor.Write, Timeout.Infinite);
+                        NativeDatagramIO.TryWaitUntil(socket, raw, handle, true, Timeout.Infinite);
                         continue;
                     }
                     break; // PendingCount tells the caller what is left

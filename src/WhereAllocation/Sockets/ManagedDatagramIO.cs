@@ -1,7 +1,6 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
-using WhereAllocation.Interop;
 
 namespace WhereAllocation
 {
@@ -11,8 +10,9 @@ namespace WhereAllocation
     /// </summary>
     internal static class ManagedDatagramIO
     {
-        // CoreCLR on Linux passes SocketFlags.Truncated through as MSG_TRUNC; Mono refuses it (OperationNotSupported).
-        private static readonly bool s_truncatedFlag = Platform.Os == OsFamily.Linux && Type.GetType("Mono.Runtime") == null;
+        // CoreCLR passes SocketFlags.Truncated through as MSG_TRUNC, which gives a cut datagram's length on Linux;
+        // Mono refuses the flag (OperationNotSupported).
+        private static readonly bool s_truncatedFlag = OsSocketCalls.Current.TruncatedFlagGivesLength && Type.GetType("Mono.Runtime") == null;
 
         [ThreadStatic] private static IPEndPointNonAlloc? t_v4;
         [ThreadStatic] private static IPEndPointNonAlloc? t_v6;

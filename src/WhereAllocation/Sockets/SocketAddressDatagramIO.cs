@@ -2,7 +2,6 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
-using WhereAllocation.Interop;
 
 namespace WhereAllocation
 {
@@ -12,6 +11,8 @@ namespace WhereAllocation
     /// </summary>
     internal static class SocketAddressDatagramIO
     {
+        private static readonly bool s_truncatedFlag = OsSocketCalls.Current.TruncatedFlagGivesLength;
+
         [ThreadStatic] private static SocketAddress? t_v4;
         [ThreadStatic] private static SocketAddress? t_v6;
 
@@ -40,7 +41,7 @@ namespace WhereAllocation
                 // On Linux the runtime passes SocketFlags.Truncated through as MSG_TRUNC, and the call then
                 // returns the datagram's real length: the only allocation-free way to see truncation here.
                 // (Windows reports MessageSize instead, caught below; macOS cuts silently on this path.)
-                received = socket.ReceiveFrom(buffer, Platform.Os == OsFamily.Linux ? flags | SocketFlags.Truncated : flags, address);
+                received = socket.ReceiveFrom(buffer, s_truncatedFlag ? flags | SocketFlags.Truncated : flags, address);
                 if (received > buffer.Length)
                 {
                     received = buffer.Length;

@@ -1,7 +1,6 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
-using WhereAllocation.Interop;
 
 namespace WhereAllocation
 {
@@ -36,17 +35,15 @@ namespace WhereAllocation
             if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
             CheckBuffer(buffer, offset, size);
             CheckReceive(socket, socketFlags, remoteEndPoint);
-            bool knownEmpty = false;
-            if (DatagramPaths.Active == DatagramPath.Native && Platform.Os == OsFamily.Linux)
+            if (DatagramPaths.Active == DatagramPath.Native)
             {
                 // What a server's receive loop runs per datagram, kept to one call below this one and no struct
                 // copies: on Mono every call, struct copy and cache line touched shows in datagrams per second.
-                long length = NativeDatagramIO.TryReceiveLinux(socket, buffer, offset, size, socketFlags, remoteEndPoint);
+                long length = NativeDatagramIO.Receive(socket, buffer, offset, size, socketFlags, true, remoteEndPoint);
                 if (length > size) throw new SocketException((int)SocketError.MessageSize);
-                if (length >= 0) return (int)length;
-                knownEmpty = length == NativeDatagramIO.NothingQueued;
+                return (int)length;
             }
-            ReceiveOnPath(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, knownEmpty, out ReceivedDatagram datagram);
+            ReceiveOnPath(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
             if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
             return datagram.Length;
         }
@@ -173,42 +170,26 @@ namespace WhereAllocation
 
         internal static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
-            if (DatagramPaths.Active == DatagramPath.Native && Platform.Os == OsFamily.Linux)
+            if (DatagramPaths.Active == DatagramPath.Native)
             {
-                // The common case, a datagram already queued, in one flat call (see ReceiveFrom_NonAlloc with
-                // an IPEndPointNonAlloc). Only an empty queue, or an interrupted call, goes on to the general
-                // path, which waits and retries.
-                long length = NativeDatagramIO.TryReceiveLinux(socket, buffer, flags, into, out EndPointKey sender);
-                if (length >= 0)
+                long length = NativeDatagramIO.Receive(socket, buffer, flags, wait, into, out EndPointKey sender);
+                if (length < 0)
                 {
-                    datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, into != null ? into.CurrentKey : sender);
-                    return true;
+                    datagram = default;
+                    return false;
                 }
-                if (length == NativeDatagramIO.NothingQueued)
-                {
-                    if (!wait)
-                    {
-                        datagram = default;
-                        return false;
-                    }
-                    return ReceiveOnPath(socket, array, offset, buffer, flags, true, into, true, out datagram);
-                }
+                datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, into != null ? into.CurrentKey : sender);
+                return true;
             }
-            return ReceiveOnPath(socket, array, offset, buffer, flags, wait, into, false, out datagram);
+            return ReceiveOnPath(socket, array, offset, buffer, flags, wait, into, out datagram);
         }
 
-        /// <summary>
-        /// The general receive of the active path, which waits and retries. <paramref name="knownEmpty"/>: the
-        /// Linux fast receive has just found the queue empty, so the native path starts with its wait.
-        /// </summary>
-        private static bool ReceiveOnPath(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, bool knownEmpty, out ReceivedDatagram datagram)
+        /// <summary>The receive of the runtime's own paths (SocketAddress, Managed), which wait and retry in their own way.</summary>
+        private static bool ReceiveOnPath(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
             bool received;
             switch (DatagramPaths.Active)
             {
-                case DatagramPath.Native:
-                    received = NativeDatagramIO.Receive(socket, buffer, flags, wait, knownEmpty, out datagram);
-                    break;
 #if NET8_0_OR_GREATER
                 case DatagramPath.SocketAddress:
                     received = SocketAddressDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
@@ -240,12 +221,6 @@ namespace WhereAllocation
                     // A native sendto would bind an unbound socket behind the runtime's back, leaving its
                     // IsBound and LocalEndPoint wrong; bind through the runtime first, as its SendTo does.
                     if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
-                    if (Platform.Os == OsFamily.Linux)
-                    {
-                        // One flat call while the send buffer has room; a full one goes on to the general path.
-                        long sent = NativeDatagramIO.TrySendLinux(socket, buffer, flags, to);
-                        if (sent >= 0) return (int)sent;
-                    }
                     return NativeDatagramIO.Send(socket, buffer, flags, to);
 #if NET8_0_OR_GREATER
                 case DatagramPath.SocketAddress:

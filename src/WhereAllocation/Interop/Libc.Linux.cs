@@ -1,0 +1,41 @@
+using System.Runtime.InteropServices;
+
+namespace WhereAllocation.Interop
+{
+    /// <summary>The C library calls and structures only Linux has: the many-messages calls and their headers.</summary>
+    internal static unsafe partial class Libc
+    {
+        /// <summary>
+        /// struct msghdr on Linux: {void* name; socklen_t namelen; struct iovec* iov; size_t iovlen;
+        /// void* control; size_t controllen; int flags;}. 56 bytes on x86-64 and arm64 (offsets 0, 8,
+        /// 16, 24, 32, 40, 48), as a C program with offsetof reported; a test checks these numbers.
+        /// </summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct LinuxMsgHdr
+        {
+            internal void* Name;
+            internal uint NameLength;
+            internal IoVec* Iov;
+            internal nuint IovLength;
+            internal void* Control;
+            internal nuint ControlLength;
+            internal int Flags;
+        }
+
+        /// <summary>struct mmsghdr on Linux: {struct msghdr msg_hdr; unsigned int msg_len;}, 64 bytes on x86-64 and arm64 (msg_len at 56).</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct LinuxMMsgHdr
+        {
+            internal LinuxMsgHdr Header;
+            internal uint Length;
+        }
+
+        /// <summary>Linux 2.6.33+: receives up to <paramref name="count"/> datagrams in one call. No timeout is ever passed (null).</summary>
+        [DllImport(Lib, EntryPoint = "recvmmsg", SetLastError = true)]
+        internal static extern int RecvMMsg(int fd, LinuxMMsgHdr* messages, uint count, int flags, void* timeout);
+
+        /// <summary>Linux 3.0+: sends up to <paramref name="count"/> datagrams in one call, each to its own msg_name.</summary>
+        [DllImport(Lib, EntryPoint = "sendmmsg", SetLastError = true)]
+        internal static extern int SendMMsg(int fd, LinuxMMsgHdr* messages, uint count, int flags);
+    }
+}

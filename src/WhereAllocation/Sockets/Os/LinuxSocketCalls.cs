@@ -1,0 +1,188 @@
+using System;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using WhereAllocation.Interop;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// Linux (glibc or musl): <c>recvfrom</c> with MSG_DONTWAIT | MSG_TRUNC (one call per datagram, and the real
+    /// length of a cut one), <c>sendto</c> with MSG_DONTWAIT, <c>poll</c>, and <c>recvmmsg</c>/<c>sendmmsg</c>
+    /// for batches. Constants and error numbers are those of Linux on x86-64 and arm64.
+    /// </summary>
+    internal sealed unsafe class LinuxSocketCalls : OsSocketCalls
+    {
+        private const int MsgPeek = 0x2;
+        private const int MsgDontRoute = 0x4;
+        private const int MsgTrunc = 0x20;     // as an input flag: return the datagram's real length
+        private const int MsgDontWait = 0x40;
+        private const int SolSocket = 1;
+        private const int SoRcvTimeo = 20;
+        private const int IpProtoIPv6 = 41;
+        private const int IPv6V6Only = 26;
+        private const short PollIn = 0x1;
+        private const short PollOut = 0x4;
+        private const short PollHup = 0x10;
+        private const short PollNval = 0x20;
+
+        private readonly bool _hasMultiMessage;
+
+        internal LinuxSocketCalls()
+        {
+            _hasMultiMessage = ProbeMultiMessage();
+        }
+
+        internal override string Name => "Linux";
+
+        internal override SockaddrFormat Format => SockaddrFormat.Linux;
+
+        internal override bool Probe()
+        {
+            try
+            {
+                Libc.GetPid();
+                return true;
+            }
+            catch (DllNotFoundException) { return false; }
+            catch (EntryPointNotFoundException) { return false; }
+        }
+
+        internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        {
+            uint length = (uint)*addressLength;
+            long received = Libc.RecvFrom((int)socket, payload, (nuint)size, (peek ? MsgPeek : 0) | MsgDontWait | MsgTrunc, address, &length);
+            if (received < 0)
+            {
+                error = FromErrno(Marshal.GetLastWin32Error());
+                return -1;
+            }
+            *addressLength = (int)length;
+            error = SocketError.Success;
+            return received;
+        }
+
+        internal override long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error)
+        {
+            long sent = Libc.SendTo((int)socket, payload, (nuint)size, (dontRoute ? MsgDontRoute : 0) | MsgDontWait, address, (uint)addressLength);
+            error = sent < 0 ? FromErrno(Marshal.GetLastWin32Error()) : SocketError.Success;
+            return sent;
+        }
+
+        internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error)
+        {
+            Libc.PollFd poll;
+            poll.Fd = (int)socket;
+            poll.Events = forWrite ? PollOut : PollIn;
+            poll.Revents = 0;
+            int ready = Libc.Poll(&poll, 1, timeoutMilliseconds);
+            hungUp = (poll.Revents & (PollHup | PollNval)) != 0;
+            if (ready < 0)
+            {
+                error = FromErrno(Marshal.GetLastWin32Error());
+                return -1;
+            }
+            error = SocketError.Success;
+            return ready > 0 ? 1 : 0; // POLLERR counts as ready: the next call reports the error
+        }
+
+        internal override int ReceiveTimeoutMilliseconds(IntPtr socket)
+        {
+            // struct timeval { long tv_sec; long tv_usec; }
+            long* timeval = stackalloc long[2];
+            timeval[0] = 0;
+            timeval[1] = 0;
+            uint length = 2 * sizeof(long);
+            if (Libc.GetSockOpt((int)socket, SolSocket, SoRcvTimeo, timeval, &length) != 0) return 0;
+            long ms = timeval[0] * 1000 + (timeval[1] + 999) / 1000;
+            return ms > int.MaxValue ? int.MaxValue : (int)ms;
+        }
+
+        internal override bool IsDualMode(IntPtr socket)
+        {
+            int value = 1;
+            uint length = sizeof(int);
+            return Libc.GetSockOpt((int)socket, IpProtoIPv6, IPv6V6Only, &value, &length) == 0 && value == 0;
+        }
+
+        internal override bool TruncatedFlagGivesLength => true;
+
+        // ----- recvmmsg / sendmmsg -----
+
+        internal override bool HasMultiMessage => _hasMultiMessage;
+
+        /// <summary>True when the C library has both calls (glibc 2.14+, musl).</summary>
+        private bool ProbeMultiMessage()
+        {
+            if (!Probe()) return false;
+            try
+            {
+                // Descriptor -1: each call fails at once with EBADF; only a missing symbol throws.
+                Libc.RecvMMsg(-1, null, 0, 0, null);
+                Libc.SendMMsg(-1, null, 0, 0);
+                return true;
+            }
+            catch (EntryPointNotFoundException) { return false; }
+            catch (DllNotFoundException) { return false; }
+        }
+
+        internal override int ReceiveMany(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
+        {
+            // The kernel writes each datagram's length (msg_len, cut to the slot), sender (msg_name, msg_namelen)
+            // and MSG_TRUNC in msg_flags when it was longer than the slot. An error met after the first
+            // datagram is kept by the kernel for the next call.
+            int received = Libc.RecvMMsg((int)socket, messages, (uint)count, MsgDontWait, null);
+            if (received > 0)
+            {
+                error = SocketError.Success;
+                return received;
+            }
+            error = received == 0 ? SocketError.WouldBlock : FromErrno(Marshal.GetLastWin32Error());
+            return -1;
+        }
+
+        internal override int SendMany(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
+        {
+            // When a datagram fails after others went, the kernel stops there without an error; the next
+            // call, which starts at that datagram, reports it.
+            int sent = Libc.SendMMsg((int)socket, messages, (uint)count, MsgDontWait);
+            if (sent > 0)
+            {
+                error = SocketError.Success;
+                return sent;
+            }
+            error = sent == 0 ? SocketError.WouldBlock : FromErrno(Marshal.GetLastWin32Error());
+            return -1;
+        }
+
+        /// <summary>Linux's errno as the <see cref="SocketError"/> that .NET reports for it.</summary>
+        internal static SocketError FromErrno(int errno)
+        {
+            switch (errno)
+            {
+                case 0: return SocketError.Success;
+                case 4: return SocketError.Interrupted;
+                case 9: return SocketError.OperationAborted; // EBADF: the descriptor was closed under us
+                case 11: return SocketError.WouldBlock;      // EAGAIN == EWOULDBLOCK
+                case 12: return SocketError.NoBufferSpaceAvailable;
+                case 13: return SocketError.AccessDenied;
+                case 14: return SocketError.Fault;
+                case 22: return SocketError.InvalidArgument;
+                case 88: return SocketError.NotSocket;
+                case 89: return SocketError.DestinationAddressRequired;
+                case 90: return SocketError.MessageSize;
+                case 95: return SocketError.OperationNotSupported;
+                case 97: return SocketError.AddressFamilyNotSupported;
+                case 99: return SocketError.AddressNotAvailable;
+                case 100: return SocketError.NetworkDown;
+                case 101: return SocketError.NetworkUnreachable;
+                case 104: return SocketError.ConnectionReset;
+                case 105: return SocketError.NoBufferSpaceAvailable;
+                case 107: return SocketError.NotConnected;
+                case 110: return SocketError.TimedOut;
+                case 111: return SocketError.ConnectionRefused;
+                case 113: return SocketError.HostUnreachable;
+                default: return SocketError.SocketError;
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+using System;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using WhereAllocation.Interop;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// The socket calls of one operating system that the native path makes, behind one small surface.
+    /// Exactly one subclass is chosen, once, when the library first needs it (<see cref="Current"/>):
+    /// <see cref="LinuxSocketCalls"/>, <see cref="DarwinSocketCalls"/> or <see cref="WindowsSocketCalls"/>.
+    /// Nothing above this surface asks which OS it runs on.
+    /// </summary>
+    /// <remarks>
+    /// <para>Every member works on a raw descriptor (SOCKET on Windows) that the caller holds a reference on,
+    /// and reports an error as a <see cref="SocketError"/>: each OS maps its own error numbers. Nothing here
+    /// allocates, blocks longer than asked, or throws for an error the OS reports.</para>
+    /// <para>Sockaddrs cross this surface as bytes in the OS's own layout (<see cref="Format"/>), in buffers of
+    /// <see cref="SockaddrLayout.StorageSize"/> bytes; parsing them is the caller's business.</para>
+    /// </remarks>
+    internal abstract unsafe class OsSocketCalls
+    {
+        /// <summary>The calls of the OS this process runs on.</summary>
+        internal static readonly OsSocketCalls Current = Choose();
+
+        private static OsSocketCalls Choose()
+        {
+            if (RuntimeInformation.IsOSPlatform(OSPlatform.Linux)) return new LinuxSocketCalls();
+            if (RuntimeInformation.IsOSPlatform(OSPlatform.OSX)) return new DarwinSocketCalls();
+            if (RuntimeInformation.IsOSPlatform(OSPlatform.Windows)) return new WindowsSocketCalls();
+            return new UnknownOsSocketCalls();
+        }
+
+        /// <summary>The OS's name, for diagnostics.</summary>
+        internal abstract string Name { get; }
+
+        /// <summary>The layout of the OS's sockaddr_in / sockaddr_in6.</summary>
+        internal abstract SockaddrFormat Format { get; }
+
+        /// <summary>True when this OS's socket library answers through P/Invoke in this process (one harmless call).</summary>
+        internal abstract bool Probe();
+
+        /// <summary>
+        /// Receives one queued datagram without waiting for one. Returns the datagram's length, which is more
+        /// than <paramref name="size"/> when it was cut (its real length where the OS tells it, else
+        /// <paramref name="size"/> + 1); or -1 with <paramref name="error"/> set, WouldBlock when none was
+        /// queued. The sender's sockaddr is written at <paramref name="address"/> and its length replaces
+        /// <paramref name="addressLength"/> (which comes in as the buffer's size).
+        /// </summary>
+        internal abstract long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error);
+
+        /// <summary>
+        /// Sends one datagram to the sockaddr at <paramref name="address"/>. Where the OS has a per-call flag
+        /// for it (Linux, macOS) the call never waits for room in the send buffer and says WouldBlock instead;
+        /// on Windows it follows the socket's own blocking mode. Returns the bytes sent, or -1 with <paramref name="error"/>.
+        /// </summary>
+        internal abstract long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error);
+
+        /// <summary>
+        /// Waits up to <paramref name="timeoutMilliseconds"/> (0: not at all, -1: no limit) until the socket is
+        /// readable (or writable when <paramref name="forWrite"/>), or reports an error or a hang-up. Returns 1
+        /// when ready or when an error is pending (the next call reports it), 0 when the time passed, -1 with
+        /// <paramref name="error"/> when the wait itself failed. <paramref name="hungUp"/>: the socket was shut down or closed.
+        /// </summary>
+        internal abstract int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error);
+
+        /// <summary>The socket's receive timeout (SO_RCVTIMEO) in milliseconds, 0 for none. Read natively: the runtime's getter boxes.</summary>
+        internal abstract int ReceiveTimeoutMilliseconds(IntPtr socket);
+
+        /// <summary>True when an IPv6 socket accepts IPv4 peers (IPV6_V6ONLY is 0). One system call.</summary>
+        internal abstract bool IsDualMode(IntPtr socket);
+
+        // ----- many datagrams per call: only where the OS has such calls -----
+
+        /// <summary>True when <see cref="ReceiveMany"/> and <see cref="SendMany"/> work in this process.</summary>
+        internal virtual bool HasMultiMessage => false;
+
+        /// <summary>One non-blocking receive of up to <paramref name="count"/> datagrams into Linux mmsghdrs. Returns how many, or -1 with <paramref name="error"/> (WouldBlock when none was queued).</summary>
+        /// <exception cref="PlatformNotSupportedException">The OS has no such call (<see cref="HasMultiMessage"/> is false).</exception>
+        internal virtual int ReceiveMany(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
+        {
+            throw new PlatformNotSupportedException(Name + " has no call that receives many datagrams at once.");
+        }
+
+        /// <summary>One send of up to <paramref name="count"/> datagrams from Linux mmsghdrs, never waiting for room. Returns how many went, or -1 with <paramref name="error"/>.</summary>
+        /// <exception cref="PlatformNotSupportedException">The OS has no such call (<see cref="HasMultiMessage"/> is false).</exception>
+        internal virtual int SendMany(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
+        {
+            throw new PlatformNotSupportedException(Name + " has no call that sends many datagrams at once.");
+        }
+
+        // ----- facts about the runtime's own socket calls on this OS, for the SocketAddress and Managed paths -----
+
+        /// <summary>
+        /// True when MSG_TRUNC, given to a receive, makes it return a cut datagram's real length (Linux). CoreCLR passes
+        /// <see cref="SocketFlags.Truncated"/> through to the OS as that flag; Mono refuses it (OperationNotSupported).
+        /// </summary>
+        internal virtual bool TruncatedFlagGivesLength => false;
+    }
+}

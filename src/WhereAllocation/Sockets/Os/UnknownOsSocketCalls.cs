@@ -1,0 +1,27 @@
+using System;
+using System.Net.Sockets;
+
+namespace WhereAllocation
+{
+    /// <summary>An OS whose socket ABI the library does not know: the native path is not offered, and the runtime's paths run instead.</summary>
+    internal sealed unsafe class UnknownOsSocketCalls : OsSocketCalls
+    {
+        internal override string Name => "This operating system";
+
+        internal override SockaddrFormat Format => SockaddrFormat.Linux;
+
+        internal override bool Probe() => false;
+
+        internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error) => throw Unsupported();
+
+        internal override long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error) => throw Unsupported();
+
+        internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error) => throw Unsupported();
+
+        internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => throw Unsupported();
+
+        internal override bool IsDualMode(IntPtr socket) => throw Unsupported();
+
+        private static PlatformNotSupportedException Unsupported() => new PlatformNotSupportedException("The native datagram path does not know this operating system's socket calls.");
+    }
+}

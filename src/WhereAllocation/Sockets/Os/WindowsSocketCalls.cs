@@ -1,0 +1,139 @@
+using System;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using WhereAllocation.Interop;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// Windows (Winsock 2): <c>WSAPoll</c> then <c>recvfrom</c> (Winsock has no per-call non-blocking flag),
+    /// <c>sendto</c>, and <c>WSAPoll</c> for waits. A cut datagram is the error WSAEMSGSIZE after the buffer
+    /// was filled. Run by this project's CI under Wine (see docs/ARCHITECTURE.md for where Wine differs).
+    /// </summary>
+    internal sealed unsafe class WindowsSocketCalls : OsSocketCalls
+    {
+        private const int MsgPeek = 0x2;
+        private const int MsgDontRoute = 0x4;
+        private const int SolSocket = 0xffff;
+        private const int SoRcvTimeo = 0x1006;   // a DWORD of milliseconds on Windows
+        private const int IpProtoIPv6 = 41;
+        private const int IPv6V6Only = 27;
+        private const short PollRdNorm = 0x0100;
+        private const short PollWrNorm = 0x0010;
+        private const short PollHup = 0x0002;
+        private const short PollNval = 0x0004;
+
+        internal override string Name => "Windows";
+
+        internal override SockaddrFormat Format => SockaddrFormat.Windows;
+
+        internal override bool Probe()
+        {
+            try
+            {
+                // A poll of nothing: answers at once (with an error or 0); only a missing library or symbol throws.
+                Ws2_32.WsaPoll(null, 0, 0);
+                return true;
+            }
+            catch (DllNotFoundException) { return false; }
+            catch (EntryPointNotFoundException) { return false; }
+        }
+
+        internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        {
+            int capacity = *addressLength;
+            while (true)
+            {
+                Ws2_32.WsaPollFd poll;
+                poll.Fd = socket;
+                poll.Events = PollRdNorm;
+                poll.Revents = 0;
+                int ready = Ws2_32.WsaPoll(&poll, 1, 0);
+                if (ready == 0)
+                {
+                    error = SocketError.WouldBlock;
+                    return -1;
+                }
+                if (ready < 0)
+                {
+                    error = LastError();
+                    return -1;
+                }
+                // Readable, or an error or hang-up pending: recvfrom reports which without blocking.
+                int length = capacity;
+                int received = Ws2_32.RecvFrom(socket, payload, size, peek ? MsgPeek : 0, address, &length);
+                if (received >= 0)
+                {
+                    *addressLength = length;
+                    error = SocketError.Success;
+                    return received;
+                }
+                error = LastError();
+                if (error == SocketError.MessageSize)
+                {
+                    // The buffer holds the datagram's first bytes and the sender is known; its length is not.
+                    *addressLength = length;
+                    error = SocketError.Success;
+                    return (long)size + 1;
+                }
+                if ((error == SocketError.ConnectionReset || error == SocketError.NetworkReset) && !IsConnected(socket))
+                {
+                    // On an unconnected socket this reports an earlier send that met a closed port (or a TTL
+                    // expiry), not a fault of this socket: it is consumed, and the receive goes on.
+                    continue;
+                }
+                return -1;
+            }
+        }
+
+        /// <summary>True when the socket has a peer (getpeername succeeds). Only asked on the rare reset report.</summary>
+        private static bool IsConnected(IntPtr socket)
+        {
+            byte* name = stackalloc byte[SockaddrLayout.StorageSize];
+            int length = SockaddrLayout.StorageSize;
+            return Ws2_32.GetPeerName(socket, name, &length) == 0;
+        }
+
+        internal override long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error)
+        {
+            int sent = Ws2_32.SendTo(socket, payload, size, dontRoute ? MsgDontRoute : 0, address, addressLength);
+            error = sent < 0 ? LastError() : SocketError.Success;
+            return sent;
+        }
+
+        internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error)
+        {
+            Ws2_32.WsaPollFd poll;
+            poll.Fd = socket;
+            poll.Events = forWrite ? PollWrNorm : PollRdNorm;
+            poll.Revents = 0;
+            int ready = Ws2_32.WsaPoll(&poll, 1, timeoutMilliseconds);
+            hungUp = (poll.Revents & (PollHup | PollNval)) != 0;
+            if (ready < 0)
+            {
+                error = LastError();
+                return -1;
+            }
+            error = SocketError.Success;
+            return ready > 0 ? 1 : 0;
+        }
+
+        internal override int ReceiveTimeoutMilliseconds(IntPtr socket)
+        {
+            int ms = 0;
+            int length = sizeof(int);
+            if (Ws2_32.GetSockOpt(socket, SolSocket, SoRcvTimeo, (byte*)&ms, &length) != 0) return 0;
+            return ms < 0 ? 0 : ms;
+        }
+
+        internal override bool IsDualMode(IntPtr socket)
+        {
+            int value = 1;
+            int length = sizeof(int);
+            return Ws2_32.GetSockOpt(socket, IpProtoIPv6, IPv6V6Only, (byte*)&value, &length) == 0 && value == 0;
+        }
+
+        /// <summary>WSAGetLastError, which already is a <see cref="SocketError"/> value.</summary>
+        private static SocketError LastError() => (SocketError)Marshal.GetLastWin32Error();
+    }
+}
