@@ -27,12 +27,6 @@ namespace WhereAllocation
         private static readonly EndPointKey AnyV4 = EndPointKey.IPv4(0, 0, 0, 0, 0);
         private static readonly EndPointKey AnyV6 = EndPointKey.IPv6(new byte[16], 0);
 
-        private static int TimeoutMicroseconds(Socket socket)
-        {
-            int ms = socket.ReceiveTimeout;
-            return ms <= 0 ? -1 : ms >= int.MaxValue / 1000 ? int.MaxValue : ms * 1000;
-        }
-
         private static byte[] Copy(int length)
         {
             byte[]? copy = t_copy;
@@ -52,10 +46,47 @@ namespace WhereAllocation
 
         internal static bool Receive(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc into, bool wait, out ReceivedDatagram datagram)
         {
-            if ((!wait || !socket.Blocking) && !socket.Poll(0, SelectMode.SelectRead))
+            // An empty buffer would leave the datagram queued on .NET (the runtime does not call the OS): receive
+            // into one byte instead, which takes it and tells whether it had any bytes.
+            bool empty = size == 0;
+            if (empty)
+            {
+                buffer = RuntimeReceive.OneByte;
+                offset = 0;
+                size = 1;
+            }
+            int received;
+            bool truncated;
+            while (!TryReceiveOnce(socket, buffer, offset, size, flags, into, wait, out received, out truncated))
+            {
+                // A reset report was consumed: receive again.
+            }
+            if (received < 0)
             {
                 datagram = default;
-                if (!wait) return false;
+                return false;
+            }
+            if (empty)
+            {
+                truncated |= received > 0;
+                received = 0;
+            }
+            datagram = new ReceivedDatagram(received, truncated, into.CurrentKey);
+            return true;
+        }
+
+        /// <summary>
+        /// One receive through the runtime: false when it met a connection-reset report on an unconnected socket
+        /// (consumed; the caller tries again), else true with the length (-1: nothing was queued and
+        /// <paramref name="wait"/> is false) and whether the datagram was cut.
+        /// </summary>
+        private static bool TryReceiveOnce(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc into, bool wait, out int received, out bool truncated)
+        {
+            truncated = false;
+            if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
+            {
+                received = -1;
+                if (!wait) return true;
                 throw new SocketException((int)SocketError.WouldBlock);
             }
 
@@ -67,18 +98,18 @@ namespace WhereAllocation
                 : into.CurrentKey);
 
             // Mono cuts a long datagram silently and refuses MSG_TRUNC: ask the size of the queued datagram
-            // first (FIONREAD gives it on Linux), waiting for one if the call may block.
+            // first (FIONREAD gives it on Linux), waiting for one if the call may block. The wait is in slices,
+            // so that Dispose ends it (Poll then throws ObjectDisposedException).
             int pending = -1;
             if (!s_truncatedFlag)
             {
-                if (wait && socket.Blocking && !socket.Poll(TimeoutMicroseconds(socket), SelectMode.SelectRead))
+                if (wait && socket.Blocking && !RuntimeReceive.WaitUntilReady(socket))
                     throw new SocketException((int)SocketError.TimedOut);
                 pending = socket.Available;
             }
 
             EndPoint endPoint = into;
-            int received;
-            bool truncated = pending > size;
+            truncated = pending > size;
             into.ReceivingIntoSelf = true;
             try
             {
@@ -96,6 +127,14 @@ namespace WhereAllocation
                 received = size;
                 truncated = true;
             }
+            catch (SocketException e)
+            {
+                // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
+                // consumed and the caller receives again. Else: the error.
+                if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
+                received = 0;
+                return false;
+            }
             finally
             {
                 into.ReceivingIntoSelf = false;
@@ -103,7 +142,6 @@ namespace WhereAllocation
 
             // A runtime that did not call Create() handed back another endpoint: copy it in.
             if (!ReferenceEquals(endPoint, into) && endPoint is IPEndPoint other) into.SetCurrent(EndPointKey.FromIPEndPoint(other));
-            datagram = new ReceivedDatagram(received, truncated, into.CurrentKey);
             return true;
         }
 

@@ -25,34 +25,60 @@ namespace WhereAllocation
         internal static bool Receive(Socket socket, Span<byte> buffer, SocketFlags flags, bool wait, out ReceivedDatagram datagram)
         {
             // ReceiveFrom throws (and so allocates) on an empty non-blocking socket: ask Poll first.
-            if ((!wait || !socket.Blocking) && !socket.Poll(0, SelectMode.SelectRead))
+            if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
             {
                 datagram = default;
                 if (!wait) return false;
                 throw new SocketException((int)SocketError.WouldBlock);
             }
 
+            // An empty buffer would leave the datagram queued (the runtime does not call the OS): receive into
+            // one byte instead, which takes it and tells whether it had any bytes.
+            bool empty = buffer.Length == 0;
+            Span<byte> into = empty ? RuntimeReceive.OneByte : buffer;
             SocketAddress address = Scratch(socket.AddressFamily);
-            address.Size = SocketAddress.GetMaximumAddressSize(socket.AddressFamily);
             int received;
             bool truncated = false;
-            try
+            while (true)
             {
-                // On Linux the runtime passes SocketFlags.Truncated through as MSG_TRUNC, and the call then
-                // returns the datagram's real length: the only allocation-free way to see truncation here.
-                // (Windows reports MessageSize instead, caught below; macOS cuts silently on this path.)
-                received = socket.ReceiveFrom(buffer, s_truncatedFlag ? flags | SocketFlags.Truncated : flags, address);
-                if (received > buffer.Length)
+                address.Size = SocketAddress.GetMaximumAddressSize(socket.AddressFamily);
+                try
                 {
-                    received = buffer.Length;
+                    // On Linux the runtime passes SocketFlags.Truncated through as MSG_TRUNC, and the call then
+                    // returns the datagram's real length: the only allocation-free way to see truncation here.
+                    // (Windows reports MessageSize instead, caught below; macOS cuts silently on this path.)
+                    received = socket.ReceiveFrom(into, s_truncatedFlag ? flags | SocketFlags.Truncated : flags, address);
+                    if (received > into.Length)
+                    {
+                        received = into.Length;
+                        truncated = true;
+                    }
+                    break;
+                }
+                catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize)
+                {
+                    // The runtime reports a cut datagram as an error after filling the buffer.
+                    received = into.Length;
                     truncated = true;
+                    break;
+                }
+                catch (SocketException e)
+                {
+                    // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
+                    // consumed, and the receive goes on (the queue may hold datagrams behind it). Else: the error.
+                    if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
+                    if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
+                    {
+                        datagram = default;
+                        if (!wait) return false;
+                        throw new SocketException((int)SocketError.WouldBlock);
+                    }
                 }
             }
-            catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize)
+            if (empty)
             {
-                // The runtime reports a cut datagram as an error after filling the buffer.
-                received = buffer.Length;
-                truncated = true;
+                truncated |= received > 0;
+                received = 0;
             }
             datagram = new ReceivedDatagram(received, truncated, EndPointKey.FromSocketAddress(address));
             return true;
