@@ -1,0 +1,460 @@
+using System;
+using System.Collections.Generic;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Text;
+using System.Threading;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>
+    /// docs/CONTRACT.md, cell by cell: every receive and send member in every situation of its tables, on the
+    /// path given, compared with what the document says. The document is the one contract; a path that gives
+    /// anything else fails here, with every differing cell named.
+    /// </summary>
+    public class ContractTests : IDisposable
+    {
+        private static readonly string[] s_receiveIds = { "R1", "R2", "R3", "R4", "R5", "R6", "B1", "B2" };
+        private static readonly string[] s_sendIds = { "S1", "S2", "S3", "B3" };
+        private const int BlockingTimeoutMs = 200;
+
+        public void Dispose() => DatagramPaths.Reset();
+
+        // ----- receive: the situations that need no waiting -----
+
+        [Theory]
+        [InlineData(DatagramPath.Native, Family.IPv4)]
+        [InlineData(DatagramPath.Native, Family.IPv6)]
+        [InlineData(DatagramPath.Native, Family.DualMode)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
+        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
+        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        [InlineData(DatagramPath.Managed, Family.IPv6)]
+        [InlineData(DatagramPath.Managed, Family.DualMode)]
+        public void ReceiveWithoutWaiting(DatagramPath path, Family family)
+        {
+            if (!Paths.TryForce(path)) return;
+            var seen = new Observed("Receive");
+            foreach (string id in s_receiveIds)
+            {
+                foreach (DatagramBatchMode mode in ModesFor(id))
+                {
+                    string row = RowName(id, mode);
+                    using (var pair = new Loopback(family))
+                        seen.Add(row, id, "datagram", ReceiveQueued(pair, id, mode, 24, 1500));
+                    using (var pair = new Loopback(family))
+                        seen.Add(row, id, "longer than buffer", ReceiveQueued(pair, id, mode, 100, 40));
+                    if (!id.StartsWith("B", StringComparison.Ordinal))
+                    {
+                        using (var pair = new Loopback(family))
+                            seen.Add(row, id, "empty buffer", ReceiveQueued(pair, id, mode, 100, 0));
+                    }
+                    using (var pair = new Loopback(family))
+                    {
+                        pair.Server.Blocking = false;
+                        seen.Add(row, id, "empty, non-blocking", Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
+                    }
+                    using (var pair = new Loopback(family))
+                    {
+                        pair.Server.Dispose();
+                        seen.Add(row, id, "disposed before", Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
+                    }
+                }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        // ----- receive: the situations that wait -----
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void ReceiveThatWaits(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            var seen = new Observed("Receive");
+            foreach (string id in s_receiveIds)
+            {
+                foreach (DatagramBatchMode mode in ModesFor(id))
+                {
+                    string row = RowName(id, mode);
+                    using (var pair = new Loopback(Family.IPv4, BlockingTimeoutMs))
+                    {
+                        seen.Add(row, id, "empty, blocking", Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
+                        seen.Add(row, id, "empty, blocking", NextIsMarker(pair));
+                    }
+                    if (id == "R5" || id == "R6" || id == "B1") continue; // never wait: "disposed during" does not apply
+                    using (var pair = new Loopback(Family.IPv4, 0))
+                        seen.Add(row, id, "disposed during", ReceiveWhileDisposed(pair.Server, id, mode));
+                }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        // ----- receive: an error the OS holds for the socket -----
+
+        [Theory]
+        [InlineData(DatagramPath.Native, Family.IPv4)]
+        [InlineData(DatagramPath.Native, Family.IPv6)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
+        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        [InlineData(DatagramPath.Managed, Family.IPv6)]
+        public void ReceiveWithAPendingError(DatagramPath path, Family family)
+        {
+            if (!Paths.TryForce(path)) return;
+            var seen = new Observed("Receive");
+            foreach (string id in s_receiveIds)
+            {
+                foreach (DatagramBatchMode mode in ModesFor(id))
+                {
+                    using Socket connected = ConnectedToAClosedPort(family);
+                    string result = Receive(connected, id, mode, 1500, null, BlockingTimeoutMs);
+                    // Reported once: the call after it finds nothing (and no error) instead.
+                    if (connected.Poll(0, SelectMode.SelectError)) result += ", and again";
+                    seen.Add(RowName(id, mode), id, "pending error", OsNames.Normalize(result));
+                }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        // ----- send -----
+
+        [Theory]
+        [InlineData(DatagramPath.Native, Family.IPv4)]
+        [InlineData(DatagramPath.Native, Family.IPv6)]
+        [InlineData(DatagramPath.Native, Family.DualMode)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
+        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
+        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        [InlineData(DatagramPath.Managed, Family.IPv6)]
+        [InlineData(DatagramPath.Managed, Family.DualMode)]
+        public void Send(DatagramPath path, Family family)
+        {
+            if (!Paths.TryForce(path)) return;
+            var seen = new Observed("Send");
+            foreach (string id in s_sendIds)
+            {
+                foreach (DatagramBatchMode mode in ModesFor(id))
+                {
+                    string row = RowName(id, mode);
+                    using (var pair = new Loopback(family))
+                        seen.Add(row, id, "sent", SendTo(pair, id, mode, 24));
+                    using (var pair = new Loopback(family))
+                        seen.Add(row, id, "longer than 65 507 bytes", SendTo(pair, id, mode, 65536));
+                    using (var pair = new Loopback(family))
+                    {
+                        pair.Client.Dispose();
+                        seen.Add(row, id, "disposed before", SendTo(pair, id, mode, 24));
+                    }
+                }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        // ----- the situations -----
+
+        /// <summary>Queues a datagram of <paramref name="length"/> bytes, receives it with a buffer (or slots) of <paramref name="bufferSize"/>, and checks that the next datagram comes next.</summary>
+        private static string ReceiveQueued(Loopback pair, string id, DatagramBatchMode mode, int length, int bufferSize)
+        {
+            byte[] payload = Payload(length, 1);
+            pair.Client.SendTo(payload, pair.ServerTarget);
+            Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead), "the datagram did not arrive");
+            string result = Receive(pair.Server, id, mode, bufferSize, new Expected(payload, pair.ClientAsSeenByServer), BlockingTimeoutMs);
+            string next = NextIsMarker(pair);
+            return next.Length == 0 ? result : result + ", " + next;
+        }
+
+        /// <summary>Sends a marker and receives it with the runtime's own call: "" when it comes next, else what came.</summary>
+        private static string NextIsMarker(Loopback pair)
+        {
+            byte[] marker = Encoding.ASCII.GetBytes("marker");
+            pair.Client.SendTo(marker, pair.ServerTarget);
+            var buffer = new byte[2048];
+            EndPoint from = new IPEndPoint(pair.Family == Family.IPv4 ? IPAddress.Any : IPAddress.IPv6Any, 0);
+            int previousTimeout = pair.Server.ReceiveTimeout;
+            pair.Server.ReceiveTimeout = 2000;
+            pair.Server.Blocking = true;
+            int n = pair.Server.ReceiveFrom(buffer, ref from);
+            pair.Server.ReceiveTimeout = previousTimeout;
+            return n == marker.Length && buffer.AsSpan(0, n).SequenceEqual(marker) ? "" : "not consumed (next: " + n + " B)";
+        }
+
+        private static string ReceiveWhileDisposed(Socket socket, string id, DatagramBatchMode mode)
+        {
+            string? result = null;
+            var thread = new Thread(() => result = Receive(socket, id, mode, 1500, null, Timeout.Infinite)) { IsBackground = true };
+            thread.Start();
+            Thread.Sleep(150); // let the call reach its wait
+            socket.Dispose();
+            if (!thread.Join(10_000)) return "still waiting 10 s after Dispose";
+            return result!;
+        }
+
+        /// <summary>A socket connected to a port nobody listens on, after a send there, with the OS's error pending.</summary>
+        private static Socket ConnectedToAClosedPort(Family family)
+        {
+            bool v6 = family == Family.IPv6;
+            IPAddress loopback = v6 ? IPAddress.IPv6Loopback : IPAddress.Loopback;
+            int closedPort;
+            using (Socket probe = Loopback.Bound(v6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork, loopback, false))
+                closedPort = ((IPEndPoint)probe.LocalEndPoint!).Port;
+            Socket socket = Loopback.Bound(v6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork, loopback, false);
+            socket.ReceiveTimeout = BlockingTimeoutMs;
+            socket.Connect(new IPEndPoint(loopback, closedPort));
+            socket.Send(new byte[] { 1 });
+            Assert.True(socket.Poll(2_000_000, SelectMode.SelectError), "no error became pending after sending to a closed port");
+            return socket;
+        }
+
+        // ----- the members -----
+
+        private readonly struct Expected
+        {
+            public Expected(byte[] payload, EndPointKey sender)
+            {
+                Payload = payload;
+                Sender = sender;
+            }
+
+            public byte[] Payload { get; }
+            public EndPointKey Sender { get; }
+        }
+
+        /// <summary>One call of member <paramref name="id"/>, described as the contract's cell it produced.</summary>
+        private static string Receive(Socket socket, string id, DatagramBatchMode mode, int bufferSize, Expected? expected, int batchTimeoutMs)
+        {
+            const int offset = 3;
+            var array = new byte[offset + bufferSize + 5];
+            IPEndPointNonAlloc? endPoint = null;
+            EndPointKey key = default;
+            try
+            {
+                switch (id)
+                {
+                    case "R1":
+                        endPoint = NewEndPoint(socket);
+                        return Datagram(socket.ReceiveFrom_NonAlloc(array, offset, bufferSize, SocketFlags.None, endPoint), false, array.AsSpan(offset), endPoint.CurrentKey, bufferSize, expected);
+                    case "R2":
+                    {
+                        endPoint = NewEndPoint(socket);
+                        var exact = new byte[bufferSize];
+                        try
+                        {
+                            return Datagram(socket.ReceiveFrom_NonAlloc(exact, endPoint), false, exact, endPoint.CurrentKey, bufferSize, expected);
+                        }
+                        catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize)
+                        {
+                            return CutAsError(exact, endPoint.CurrentKey, bufferSize, expected);
+                        }
+                    }
+                    case "R3":
+                        return Datagram(socket.ReceiveFrom_NonAlloc(array, offset, bufferSize, SocketFlags.None, out key), false, array.AsSpan(offset), key, bufferSize, expected);
+                    case "R4":
+                    {
+                        ReceivedDatagram d = socket.ReceiveFrom_NonAlloc(array.AsSpan(offset, bufferSize));
+                        return Datagram(d.Length, d.Truncated, array.AsSpan(offset), d.RemoteEndPoint, bufferSize, expected);
+                    }
+                    case "R5":
+                    {
+                        endPoint = NewEndPoint(socket);
+                        if (!socket.TryReceiveFrom_NonAlloc(array, offset, bufferSize, SocketFlags.None, endPoint, out ReceivedDatagram d)) return "false";
+                        if (!d.RemoteEndPoint.Equals(endPoint.CurrentKey)) return "endpoint and result disagree";
+                        return Datagram(d.Length, d.Truncated, array.AsSpan(offset), d.RemoteEndPoint, bufferSize, expected);
+                    }
+                    case "R6":
+                    {
+                        if (!socket.TryReceiveFrom_NonAlloc(array.AsSpan(offset, bufferSize), out ReceivedDatagram d)) return "false";
+                        return Datagram(d.Length, d.Truncated, array.AsSpan(offset), d.RemoteEndPoint, bufferSize, expected);
+                    }
+                    default:
+                    {
+                        using var batch = new DatagramBatch(4, bufferSize, mode);
+                        int n = id == "B1" ? batch.Receive(socket) : batch.Receive(socket, batchTimeoutMs);
+                        if (n == 0) return "0";
+                        if (n > 1) return n + " datagrams";
+                        ReadOnlySpan<byte> bytes = batch.GetDatagram(0, out EndPointKey from);
+                        var copy = new byte[bufferSize + 5];
+                        bytes.CopyTo(copy);
+                        return Datagram(bytes.Length, batch.IsTruncated(0), copy, from, bufferSize, expected);
+                    }
+                }
+            }
+            catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize && endPoint != null)
+            {
+                return CutAsError(array.AsSpan(offset), endPoint.CurrentKey, bufferSize, expected);
+            }
+            catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize && id == "R3")
+            {
+                return CutAsError(array.AsSpan(offset), key, bufferSize, expected);
+            }
+            catch (SocketException e)
+            {
+                return e.SocketErrorCode.ToString();
+            }
+            catch (ObjectDisposedException)
+            {
+                return "ObjectDisposed";
+            }
+        }
+
+        /// <summary>"datagram" or "truncated" when the bytes and the sender are right, else what is wrong.</summary>
+        private static string Datagram(int length, bool truncated, Span<byte> stored, EndPointKey sender, int bufferSize, Expected? expected)
+        {
+            if (expected == null) return "a datagram from nowhere (" + length + " B)";
+            Expected e = expected.Value;
+            if (!sender.Equals(e.Sender)) return "wrong sender " + sender + " (expected " + e.Sender + ")";
+            if (truncated)
+            {
+                if (length != bufferSize) return "truncated to " + length + " B, not " + bufferSize;
+                if (!stored.Slice(0, length).SequenceEqual(e.Payload.AsSpan(0, length))) return "truncated, wrong bytes";
+                return e.Payload.Length > bufferSize ? "truncated" : "truncated though it fit";
+            }
+            if (e.Payload.Length > bufferSize) return "cut silently to " + length + " B";
+            if (length != e.Payload.Length || !stored.Slice(0, length).SequenceEqual(e.Payload)) return "wrong bytes (" + length + " B)";
+            return "datagram";
+        }
+
+        /// <summary>"MessageSize" when the first bytes and the sender were stored, as the contract says.</summary>
+        private static string CutAsError(Span<byte> stored, EndPointKey sender, int bufferSize, Expected? expected)
+        {
+            if (expected == null) return "MessageSize from nowhere";
+            Expected e = expected.Value;
+            if (!sender.Equals(e.Sender)) return "MessageSize, wrong sender " + sender;
+            if (!stored.Slice(0, bufferSize).SequenceEqual(e.Payload.AsSpan(0, bufferSize))) return "MessageSize, wrong bytes";
+            return "MessageSize";
+        }
+
+        private static IPEndPointNonAlloc NewEndPoint(Socket socket)
+        {
+            // The socket may be disposed already: AddressFamily still answers.
+            return new IPEndPointNonAlloc(socket.AddressFamily == AddressFamily.InterNetwork ? IPAddress.Any : IPAddress.IPv6Any, 0);
+        }
+
+        private static string SendTo(Loopback pair, string id, DatagramBatchMode mode, int length)
+        {
+            byte[] payload = Payload(length, 2);
+            try
+            {
+                switch (id)
+                {
+                    case "S1":
+                    {
+                        var to = new IPEndPointNonAlloc(pair.ServerTarget.Address, pair.ServerTarget.Port);
+                        return Sent(pair, payload, pair.Client.SendTo_NonAlloc(payload, 0, length, SocketFlags.None, to), length);
+                    }
+                    case "S2":
+                        return Sent(pair, payload, pair.Client.SendTo_NonAlloc(payload.AsSpan(), pair.ServerKey), length);
+                    case "S3":
+                        return Sent(pair, payload, pair.Client.SendTo_NonAlloc(payload, 0, length, SocketFlags.None, pair.ServerKey), length);
+                    default:
+                    {
+                        using var batch = new DatagramBatch(4, DatagramBatch.MaxSlotSize, mode);
+                        byte[] after = Payload(10, 3);
+                        Assert.True(batch.TryAdd(payload, pair.ServerKey));
+                        Assert.True(batch.TryAdd(after, pair.ServerKey));
+                        int sent = batch.Send(pair.Client);
+                        if (length <= 65507) return sent == 2 && Arrives(pair, payload) && Arrives(pair, after) ? "sent" : "sent " + sent + " of 2";
+                        if (batch.FailedCount != 1 || batch.GetSendError(1) != SocketError.Success) return "failed " + batch.FailedCount;
+                        string error = batch.GetSendError(0).ToString();
+                        return sent == 1 && Arrives(pair, after) ? error : error + ", and the next datagram did not go";
+                    }
+                }
+            }
+            catch (SocketException e)
+            {
+                return e.SocketErrorCode.ToString();
+            }
+            catch (ObjectDisposedException)
+            {
+                return "ObjectDisposed";
+            }
+        }
+
+        private static string Sent(Loopback pair, byte[] payload, int returned, int length)
+        {
+            if (returned != length) return "returned " + returned;
+            return Arrives(pair, payload) ? "sent" : "did not arrive whole";
+        }
+
+        private static bool Arrives(Loopback pair, byte[] payload)
+        {
+            var buffer = new byte[70_000];
+            EndPoint from = new IPEndPoint(pair.Family == Family.IPv4 ? IPAddress.Any : IPAddress.IPv6Any, 0);
+            pair.Server.ReceiveTimeout = 2000;
+            int n = pair.Server.ReceiveFrom(buffer, ref from);
+            return n == payload.Length && buffer.AsSpan(0, n).SequenceEqual(payload);
+        }
+
+        private static byte[] Payload(int length, int seed)
+        {
+            var bytes = new byte[length];
+            for (int i = 0; i < length; i++) bytes[i] = (byte)(i * 7 + seed);
+            return bytes;
+        }
+
+        // ----- rows, modes, OS names -----
+
+        /// <summary>The batch rows run in every batch mode: the ones this OS has, and the others must be refused explicitly.</summary>
+        private static IEnumerable<DatagramBatchMode> ModesFor(string id)
+        {
+            if (!id.StartsWith("B", StringComparison.Ordinal))
+            {
+                yield return DatagramBatchMode.SingleCalls; // unused for the socket extensions
+                yield break;
+            }
+            foreach (DatagramBatchMode mode in new[] { DatagramBatchMode.MultiMessage, DatagramBatchMode.SingleCalls })
+            {
+                if (DatagramBatch.IsModeAvailable(mode)) yield return mode;
+                else Assert.Throws<PlatformNotSupportedException>(() => new DatagramBatch(4, 1500, mode));
+            }
+        }
+
+        private static string RowName(string id, DatagramBatchMode mode) => id.StartsWith("B", StringComparison.Ordinal) ? id + " (" + mode + ")" : id;
+
+        /// <summary>The one documented OS difference (docs/CONTRACT.md): Windows reports a closed peer port on a connected socket as ConnectionReset.</summary>
+        private static class OsNames
+        {
+            public static string Normalize(string result)
+            {
+                if (RuntimeInformation.IsOSPlatform(OSPlatform.Windows) && result.StartsWith(nameof(SocketError.ConnectionReset), StringComparison.Ordinal))
+                    return nameof(SocketError.ConnectionRefused) + result.Substring(nameof(SocketError.ConnectionReset).Length);
+                return result;
+            }
+        }
+
+        /// <summary>Cells as observed, compared with the document's at the end, all differences in one message.</summary>
+        private sealed class Observed
+        {
+            private readonly Dictionary<string, Dictionary<string, string>> _documented;
+            private readonly List<string> _differences = new List<string>();
+            private int _cells;
+
+            public Observed(string section)
+            {
+                _documented = ContractTable.Load(section);
+            }
+
+            public void Add(string row, string id, string column, string result)
+            {
+                Assert.True(_documented.ContainsKey(id), "docs/CONTRACT.md has no row " + id);
+                Assert.True(_documented[id].ContainsKey(column), "docs/CONTRACT.md has no column '" + column + "'");
+                if (result.Length == 0) return; // a follow-up check that found nothing wrong
+                _cells++;
+                string documented = _documented[id][column];
+                if (result != documented) _differences.Add(row + " / " + column + ": documented '" + documented + "', got '" + result + "'");
+            }
+
+            public void AssertAsDocumented()
+            {
+                Assert.True(_cells > 0, "no cell was checked");
+                Assert.True(_differences.Count == 0, "on " + DatagramPaths.Active + ", " + Runtime.Describe() + ":\n" + string.Join("\n", _differences));
+            }
+        }
+    }
+}
