@@ -159,6 +159,45 @@ namespace WhereAllocation
             }
         }
 
+        /// <summary>Address sharing off, and (Windows) reset reports off; see <see cref="DatagramSockets.Harden"/>.</summary>
+        internal static void Harden(Socket socket)
+        {
+            SocketError error;
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                IntPtr raw = handle.DangerousGetHandle();
+                error = s_os.DisableAddressSharing(raw);
+                // Not fatal: the receive consumes reset reports on unconnected sockets anyway.
+                if (error == SocketError.Success) s_os.DisableResetReports(raw);
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+            if (error != SocketError.Success) throw new SocketException((int)error);
+        }
+
+        /// <summary>The socket's buffers and queue counters; see <see cref="DatagramSockets.GetDatagramStatus"/>.</summary>
+        internal static DatagramSocketStatus Status(Socket socket)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                IntPtr raw = handle.DangerousGetHandle();
+                s_os.QueueCounters(raw, out long dropped, out int queued);
+                return new DatagramSocketStatus(s_os.BufferSize(raw, true), s_os.BufferSize(raw, false), dropped, queued);
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+        }
+
         /// <summary>Waits until the descriptor is ready, the socket is disposed, or the timeout (0: none) passes, which throws TimedOut.</summary>
         private static void WaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
         {

@@ -24,8 +24,8 @@ namespace WhereAllocation.Tests
             var clients = new Socket[3];
             for (int i = 0; i < clients.Length; i++)
             {
-                clients[i] = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-                clients[i].Bind(new IPEndPoint(IPAddress.Loopback, 0));
+                // The test's peers (not the guide's code): hardened, so that Mono cannot give two of them one port.
+                clients[i] = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
                 clients[i].ReceiveTimeout = 5000;
             }
 

@@ -66,8 +66,8 @@ namespace WhereAllocation.Tests
 
         public static Socket Bound(AddressFamily family, IPAddress address, bool dualMode)
         {
-            var socket = new Socket(family, SocketType.Dgram, ProtocolType.Udp);
-            if (dualMode) socket.DualMode = true;
+            // Hardened: Mono's sockets share ports by accident otherwise (SO_REUSEADDR), which made tests flaky.
+            Socket socket = DatagramSockets.Create(family, dualMode);
             socket.ReceiveBufferSize = 4 * 1024 * 1024;
             socket.Bind(new IPEndPoint(address, 0));
             return socket;

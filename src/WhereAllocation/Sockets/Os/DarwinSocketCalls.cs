@@ -18,6 +18,9 @@ namespace WhereAllocation
         private const int MsgTrunc = 0x10;     // an output flag of recvmsg
         private const int MsgDontWait = 0x80;
         private const int SolSocket = 0xffff;
+        private const int SoReuseAddr = 0x4;
+        private const int SoSndBuf = 0x1001;
+        private const int SoRcvBuf = 0x1002;
         private const int SoRcvTimeo = 0x1006;
         private const int IpProtoIPv6 = 41;
         private const int IPv6V6Only = 27;
@@ -103,6 +106,19 @@ namespace WhereAllocation
             int value = 1;
             uint length = sizeof(int);
             return Libc.GetSockOpt((int)socket, IpProtoIPv6, IPv6V6Only, &value, &length) == 0 && value == 0;
+        }
+
+        internal override SocketError DisableAddressSharing(IntPtr socket)
+        {
+            int off = 0;
+            return Libc.SetSockOpt((int)socket, SolSocket, SoReuseAddr, &off, sizeof(int)) == 0 ? SocketError.Success : FromErrno(Marshal.GetLastWin32Error());
+        }
+
+        internal override int BufferSize(IntPtr socket, bool receive)
+        {
+            int value = -1;
+            uint length = sizeof(int);
+            return Libc.GetSockOpt((int)socket, SolSocket, receive ? SoRcvBuf : SoSndBuf, &value, &length) == 0 ? value : -1;
         }
 
         /// <summary>macOS's errno as the <see cref="SocketError"/> that .NET reports for it.</summary>

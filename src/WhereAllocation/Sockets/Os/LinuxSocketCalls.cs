@@ -17,7 +17,13 @@ namespace WhereAllocation
         private const int MsgTrunc = 0x20;     // as an input flag: return the datagram's real length
         private const int MsgDontWait = 0x40;
         private const int SolSocket = 1;
+        private const int SoReuseAddr = 2;
+        private const int SoSndBuf = 7;
+        private const int SoRcvBuf = 8;
         private const int SoRcvTimeo = 20;
+        private const int SoMemInfo = 55;       // Linux 4.6+: u32 sk_meminfo[SK_MEMINFO_VARS]
+        private const int MemInfoRmemAlloc = 0; // bytes queued for receiving
+        private const int MemInfoDrops = 8;     // SK_MEMINFO_DROPS: datagrams dropped (Linux 4.15+)
         private const int IpProtoIPv6 = 41;
         private const int IPv6V6Only = 26;
         private const short PollIn = 0x1;
@@ -105,6 +111,32 @@ namespace WhereAllocation
         }
 
         internal override bool TruncatedFlagGivesLength => true;
+
+        internal override SocketError DisableAddressSharing(IntPtr socket)
+        {
+            int off = 0;
+            return Libc.SetSockOpt((int)socket, SolSocket, SoReuseAddr, &off, sizeof(int)) == 0 ? SocketError.Success : FromErrno(Marshal.GetLastWin32Error());
+        }
+
+        internal override int BufferSize(IntPtr socket, bool receive)
+        {
+            // Linux reports twice what was asked for (the kernel counts its own bookkeeping in the buffer), capped at
+            // twice net.core.rmem_max / wmem_max: this is the room it really uses.
+            int value = -1;
+            uint length = sizeof(int);
+            return Libc.GetSockOpt((int)socket, SolSocket, receive ? SoRcvBuf : SoSndBuf, &value, &length) == 0 ? value : -1;
+        }
+
+        internal override void QueueCounters(IntPtr socket, out long dropped, out int queuedBytes)
+        {
+            uint* memInfo = stackalloc uint[16];
+            uint length = 16 * sizeof(uint);
+            dropped = -1;
+            queuedBytes = -1;
+            if (Libc.GetSockOpt((int)socket, SolSocket, SoMemInfo, memInfo, &length) != 0) return;
+            if (length > MemInfoRmemAlloc * sizeof(uint)) queuedBytes = (int)memInfo[MemInfoRmemAlloc];
+            if (length > MemInfoDrops * sizeof(uint)) dropped = memInfo[MemInfoDrops];
+        }
 
         // ----- recvmmsg / sendmmsg -----
 

@@ -70,6 +70,33 @@ namespace WhereAllocation
         /// <summary>True when an IPv6 socket accepts IPv4 peers (IPV6_V6ONLY is 0). One system call.</summary>
         internal abstract bool IsDualMode(IntPtr socket);
 
+        // ----- what a server sets once, and asks now and then -----
+
+        /// <summary>Turns SO_REUSEADDR off, so that no other socket can be given this socket's port by sharing it.</summary>
+        internal abstract SocketError DisableAddressSharing(IntPtr socket);
+
+        /// <summary>
+        /// Stops the OS from reporting, on later receives, that an earlier send met a closed port (Windows'
+        /// SIO_UDP_CONNRESET and SIO_UDP_NETRESET). Success where the OS has no such reports.
+        /// </summary>
+        internal virtual SocketError DisableResetReports(IntPtr socket) => SocketError.Success;
+
+        /// <summary>True when a send to a closed port leaves a report for the next receive on an unconnected socket (Windows).</summary>
+        internal virtual bool HasResetReports => false;
+
+        /// <summary>The receive (or send) buffer the OS gives the socket, in bytes as it reports them; -1 when it cannot be read.</summary>
+        internal abstract int BufferSize(IntPtr socket, bool receive);
+
+        /// <summary>
+        /// Datagrams the OS dropped for this socket since it was created (its receive queue was full), and the bytes
+        /// queued now; -1 each where the OS does not count them per socket.
+        /// </summary>
+        internal virtual void QueueCounters(IntPtr socket, out long dropped, out int queuedBytes)
+        {
+            dropped = -1;
+            queuedBytes = -1;
+        }
+
         // ----- many datagrams per call: only where the OS has such calls -----
 
         /// <summary>True when <see cref="ReceiveMany"/> and <see cref="SendMany"/> work in this process.</summary>

@@ -22,6 +22,10 @@ namespace WhereAllocation
 
         internal override bool IsDualMode(IntPtr socket) => throw Unsupported();
 
+        internal override SocketError DisableAddressSharing(IntPtr socket) => throw Unsupported();
+
+        internal override int BufferSize(IntPtr socket, bool receive) => throw Unsupported();
+
         private static PlatformNotSupportedException Unsupported() => new PlatformNotSupportedException("The native datagram path does not know this operating system's socket calls.");
     }
 }

@@ -15,7 +15,12 @@ namespace WhereAllocation
         private const int MsgPeek = 0x2;
         private const int MsgDontRoute = 0x4;
         private const int SolSocket = 0xffff;
+        private const int SoReuseAddr = 0x4;
+        private const int SoSndBuf = 0x1001;
+        private const int SoRcvBuf = 0x1002;
         private const int SoRcvTimeo = 0x1006;   // a DWORD of milliseconds on Windows
+        private const uint SioUdpConnReset = 0x9800000C; // _WSAIOW(IOC_VENDOR, 12)
+        private const uint SioUdpNetReset = 0x9800000F;  // _WSAIOW(IOC_VENDOR, 15)
         private const int IpProtoIPv6 = 41;
         private const int IPv6V6Only = 27;
         private const short PollRdNorm = 0x0100;
@@ -131,6 +136,31 @@ namespace WhereAllocation
             int value = 1;
             int length = sizeof(int);
             return Ws2_32.GetSockOpt(socket, IpProtoIPv6, IPv6V6Only, (byte*)&value, &length) == 0 && value == 0;
+        }
+
+        internal override SocketError DisableAddressSharing(IntPtr socket)
+        {
+            int off = 0;
+            return Ws2_32.SetSockOpt(socket, SolSocket, SoReuseAddr, (byte*)&off, sizeof(int)) == 0 ? SocketError.Success : LastError();
+        }
+
+        internal override bool HasResetReports => true;
+
+        internal override SocketError DisableResetReports(IntPtr socket)
+        {
+            int off = 0;
+            uint returned = 0;
+            if (Ws2_32.WsaIoctl(socket, SioUdpConnReset, &off, sizeof(int), null, 0, &returned, null, null) != 0) return LastError();
+            // SIO_UDP_NETRESET (TTL expiry reports) exists since Windows 7; an OS that refuses it has no such reports.
+            Ws2_32.WsaIoctl(socket, SioUdpNetReset, &off, sizeof(int), null, 0, &returned, null, null);
+            return SocketError.Success;
+        }
+
+        internal override int BufferSize(IntPtr socket, bool receive)
+        {
+            int value = -1;
+            int length = sizeof(int);
+            return Ws2_32.GetSockOpt(socket, SolSocket, receive ? SoRcvBuf : SoSndBuf, (byte*)&value, &length) == 0 ? value : -1;
         }
 
         /// <summary>WSAGetLastError, which already is a <see cref="SocketError"/> value.</summary>
