@@ -30,7 +30,7 @@ namespace WhereAllocation
                     received++;
                     continue;
                 }
-                if (failure == SocketError.Interrupted) continue;
+                if (failure == SocketError.Interrupted || NativeDatagramIO.Os.IsResetReportToSkip(raw, failure)) continue;
                 if (received == 0)
                 {
                     error = failure;

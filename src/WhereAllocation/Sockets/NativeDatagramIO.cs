@@ -21,7 +21,8 @@ namespace WhereAllocation
         // closed by another thread does not wake a poll that is blocked on it.
         private const int WaitSliceMilliseconds = 100;
 
-        private static readonly OsSocketCalls s_os = OsSocketCalls.Current;
+        // Not readonly: a test can put an OS in between that injects what Linux never reports (Windows' reset reports).
+        private static OsSocketCalls s_os = OsSocketCalls.Current;
 
         /// <summary>The sockaddr layout of this OS.</summary>
         internal static readonly SockaddrFormat Format = s_os.Format;
@@ -31,8 +32,12 @@ namespace WhereAllocation
         /// <summary>True when the native path can run here: a known OS whose socket library P/Invoke reaches, and a way to the socket's handle.</summary>
         internal static bool IsSupported => s_supported;
 
-        /// <summary>The OS's calls, for DatagramBatch.</summary>
-        internal static OsSocketCalls Os => s_os;
+        /// <summary>The OS's calls, for DatagramBatch; tests may set another (null: the real one again).</summary>
+        internal static OsSocketCalls Os
+        {
+            get => s_os;
+            set => s_os = value ?? OsSocketCalls.Current;
+        }
 
         /// <summary>What <see cref="Receive(Socket, byte[], int, int, SocketFlags, bool, IPEndPointNonAlloc)"/> returns instead of a length when nothing was queued and the caller would not wait.</summary>
         internal const long NothingQueued = -1;
@@ -74,7 +79,7 @@ namespace WhereAllocation
                     addressLength = SockaddrLayout.StorageSize;
                     received = s_os.Receive(raw, payload, size, peek, address, &addressLength, out error);
                     if (received >= 0) break;
-                    if (error == SocketError.Interrupted) continue;
+                    if (error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error)) continue;
                     if (error != SocketError.WouldBlock || !wait || !socket.Blocking) break;
                     WaitUntil(socket, raw, handle, false, s_os.ReceiveTimeoutMilliseconds(raw));
                 }

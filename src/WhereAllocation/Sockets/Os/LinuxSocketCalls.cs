@@ -118,6 +118,13 @@ namespace WhereAllocation
             return Libc.SetSockOpt((int)socket, SolSocket, SoReuseAddr, &off, sizeof(int)) == 0 ? SocketError.Success : FromErrno(Marshal.GetLastWin32Error());
         }
 
+        internal override bool IsConnected(IntPtr socket)
+        {
+            byte* name = stackalloc byte[SockaddrLayout.StorageSize];
+            uint length = SockaddrLayout.StorageSize;
+            return Libc.GetPeerName((int)socket, name, &length) == 0;
+        }
+
         internal override int BufferSize(IntPtr socket, bool receive)
         {
             // Linux reports twice what was asked for (the kernel counts its own bookkeeping in the buffer), capped at

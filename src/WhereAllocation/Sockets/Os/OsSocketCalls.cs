@@ -84,6 +84,19 @@ namespace WhereAllocation
         /// <summary>True when a send to a closed port leaves a report for the next receive on an unconnected socket (Windows).</summary>
         internal virtual bool HasResetReports => false;
 
+        /// <summary>True when the socket has a peer (getpeername succeeds).</summary>
+        internal abstract bool IsConnected(IntPtr socket);
+
+        /// <summary>
+        /// True when a receive's <paramref name="error"/> only reports that an earlier send met a closed port (or a TTL
+        /// expiry), on an OS that reports that to unconnected sockets (Windows: WSAECONNRESET, WSAENETRESET). Such a
+        /// report is no fault of the socket: the receive consumes it and goes on. Asked only after a receive failed.
+        /// </summary>
+        internal bool IsResetReportToSkip(IntPtr socket, SocketError error)
+        {
+            return HasResetReports && (error == SocketError.ConnectionReset || error == SocketError.NetworkReset) && !IsConnected(socket);
+        }
+
         /// <summary>The receive (or send) buffer the OS gives the socket, in bytes as it reports them; -1 when it cannot be read.</summary>
         internal abstract int BufferSize(IntPtr socket, bool receive);
 

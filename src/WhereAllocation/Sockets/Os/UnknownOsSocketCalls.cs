@@ -26,6 +26,8 @@ namespace WhereAllocation
 
         internal override int BufferSize(IntPtr socket, bool receive) => throw Unsupported();
 
+        internal override bool IsConnected(IntPtr socket) => throw Unsupported();
+
         private static PlatformNotSupportedException Unsupported() => new PlatformNotSupportedException("The native datagram path does not know this operating system's socket calls.");
     }
 }

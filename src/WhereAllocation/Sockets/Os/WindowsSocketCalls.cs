@@ -46,53 +46,39 @@ namespace WhereAllocation
 
         internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
         {
-            int capacity = *addressLength;
-            while (true)
+            Ws2_32.WsaPollFd poll;
+            poll.Fd = socket;
+            poll.Events = PollRdNorm;
+            poll.Revents = 0;
+            int ready = Ws2_32.WsaPoll(&poll, 1, 0);
+            if (ready == 0)
             {
-                Ws2_32.WsaPollFd poll;
-                poll.Fd = socket;
-                poll.Events = PollRdNorm;
-                poll.Revents = 0;
-                int ready = Ws2_32.WsaPoll(&poll, 1, 0);
-                if (ready == 0)
-                {
-                    error = SocketError.WouldBlock;
-                    return -1;
-                }
-                if (ready < 0)
-                {
-                    error = LastError();
-                    return -1;
-                }
-                // Readable, or an error or hang-up pending: recvfrom reports which without blocking.
-                int length = capacity;
-                int received = Ws2_32.RecvFrom(socket, payload, size, peek ? MsgPeek : 0, address, &length);
-                if (received >= 0)
-                {
-                    *addressLength = length;
-                    error = SocketError.Success;
-                    return received;
-                }
-                error = LastError();
-                if (error == SocketError.MessageSize)
-                {
-                    // The buffer holds the datagram's first bytes and the sender is known; its length is not.
-                    *addressLength = length;
-                    error = SocketError.Success;
-                    return (long)size + 1;
-                }
-                if ((error == SocketError.ConnectionReset || error == SocketError.NetworkReset) && !IsConnected(socket))
-                {
-                    // On an unconnected socket this reports an earlier send that met a closed port (or a TTL
-                    // expiry), not a fault of this socket: it is consumed, and the receive goes on.
-                    continue;
-                }
+                error = SocketError.WouldBlock;
                 return -1;
             }
+            if (ready < 0)
+            {
+                error = LastError();
+                return -1;
+            }
+            // Readable, or an error or hang-up pending: recvfrom reports which without blocking.
+            int length = *addressLength;
+            int received = Ws2_32.RecvFrom(socket, payload, size, peek ? MsgPeek : 0, address, &length);
+            if (received >= 0)
+            {
+                *addressLength = length;
+                error = SocketError.Success;
+                return received;
+            }
+            error = LastError();
+            if (error != SocketError.MessageSize) return -1;
+            // The buffer holds the datagram's first bytes and the sender is known; its length is not.
+            *addressLength = length;
+            error = SocketError.Success;
+            return (long)size + 1;
         }
 
-        /// <summary>True when the socket has a peer (getpeername succeeds). Only asked on the rare reset report.</summary>
-        private static bool IsConnected(IntPtr socket)
+        internal override bool IsConnected(IntPtr socket)
         {
             byte* name = stackalloc byte[SockaddrLayout.StorageSize];
             int length = SockaddrLayout.StorageSize;
