@@ -5,8 +5,8 @@ using System.Runtime.InteropServices;
 namespace WhereAllocation.Samples.DatagramServer
 {
     /// <summary>
-    /// The few Linux calls the benchmark needs and the runtimes do not offer: CPU pinning, raw socket
-    /// options (SO_RCVBUF exactly as the C receiver sets it, the socket's drop counter), and stopping and
+    /// The few Linux calls the benchmark needs and the runtimes do not offer: CPU pinning, SO_RCVBUF set
+    /// exactly as the C receiver sets it (the drop counter comes from the library), and stopping and
     /// resuming a child process. All of them run outside the timed receive loops.
     /// </summary>
     internal static unsafe class Linux
@@ -14,17 +14,11 @@ namespace WhereAllocation.Samples.DatagramServer
         private const string Lib = "libc";
         private const int SolSocket = 1;
         private const int SoRcvbuf = 8;
-        private const int SoMeminfo = 55;
-        private const int SkMeminfoRmemAlloc = 0;
-        private const int SkMeminfoDrops = 8;
         private const int SigCont = 18;
         private const int SigStop = 19;
 
         [DllImport(Lib, EntryPoint = "sched_setaffinity", SetLastError = true)]
         private static extern int SchedSetAffinity(int pid, nuint size, ulong* mask);
-
-        [DllImport(Lib, EntryPoint = "getsockopt", SetLastError = true)]
-        private static extern int GetSockOpt(int fd, int level, int name, void* value, uint* length);
 
         [DllImport(Lib, EntryPoint = "setsockopt", SetLastError = true)]
         private static extern int SetSockOpt(int fd, int level, int name, void* value, uint length);
@@ -60,40 +54,32 @@ namespace WhereAllocation.Samples.DatagramServer
             return ReceiveBuffer(socket);
         }
 
-        /// <summary>getsockopt(SO_RCVBUF): the receive buffer the kernel granted.</summary>
+        /// <summary>The receive buffer the kernel granted, as the library reports it.</summary>
         public static int ReceiveBuffer(Socket socket)
         {
-            int value = 0;
-            uint length = sizeof(int);
-            if (GetSockOpt((int)socket.Handle, SolSocket, SoRcvbuf, &value, &length) != 0)
-                throw new InvalidOperationException("getsockopt(SO_RCVBUF) failed: errno " + Marshal.GetLastWin32Error());
-            return value;
+            int granted = socket.GetDatagramStatus().ReceiveBufferBytes;
+            if (granted < 0) throw new InvalidOperationException("The receive buffer size is not available on this platform.");
+            return granted;
         }
 
         /// <summary>
-        /// The socket's own drop counter (sk_drops: datagrams the kernel accepted for this socket but threw
-        /// away, almost always because the receive queue was full) and the bytes queued now, read with
-        /// getsockopt(SO_MEMINFO). Per socket, so other programs on the machine do not disturb it.
+        /// The socket's own drop counter (datagrams the kernel accepted for this socket but threw away, almost
+        /// always because the receive queue was full) and the bytes queued now: the library's
+        /// <c>GetDatagramStatus</c>, per socket, so other programs on the machine do not disturb it.
         /// </summary>
         public static bool TryReadMemInfo(Socket socket, out long drops, out long queuedBytes)
         {
-            uint* info = stackalloc uint[16];
-            for (int i = 0; i < 16; i++) info[i] = 0;
-            uint length = 16 * sizeof(uint);
-            drops = 0;
-            queuedBytes = 0;
-            if (GetSockOpt((int)socket.Handle, SolSocket, SoMeminfo, info, &length) != 0) return false;
-            if (length < (SkMeminfoDrops + 1) * sizeof(uint)) return false;
-            drops = info[SkMeminfoDrops];
-            queuedBytes = info[SkMeminfoRmemAlloc];
-            return true;
+            DatagramSocketStatus status = socket.GetDatagramStatus();
+            drops = status.HasDropCount ? status.DroppedDatagrams : 0;
+            queuedBytes = status.QueuedReceiveBytes < 0 ? 0 : status.QueuedReceiveBytes;
+            return status.HasDropCount;
         }
 
-        /// <summary>Reads the drop counter; throws when the kernel does not offer SO_MEMINFO (Linux 4.4+ does).</summary>
+        /// <summary>Reads the drop counter; throws where the OS keeps none per socket (Linux 4.15+ does).</summary>
         public static long Drops(Socket socket)
         {
             if (!TryReadMemInfo(socket, out long drops, out _))
-                throw new InvalidOperationException("getsockopt(SO_MEMINFO) is not available: cannot count the kernel's drops per socket.");
+                throw new InvalidOperationException("The kernel's drops per socket are not available here.");
             return drops;
         }
 
