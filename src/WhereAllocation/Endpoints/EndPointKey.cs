@@ -385,6 +385,17 @@ namespace WhereAllocation
             return _a0 == other._a0 && _a1 == other._a1 && _family == other._family && _scopeId == other._scopeId;
         }
 
+        /// <summary>
+        /// The rule by which this library's endpoints compare with any <see cref="IPEndPoint"/>: true when
+        /// <paramref name="endPoint"/> names this key (for an <see cref="IPEndPointNonAlloc"/>, its current key;
+        /// for any other, its address, port and scope id). Does not allocate.
+        /// </summary>
+        internal bool Names(IPEndPoint endPoint)
+        {
+            if (endPoint is IPEndPointNonAlloc live) return Equals(live.CurrentKey);
+            return endPoint.Port == _port && endPoint.AddressFamily == AddressFamily && FromIPAddress(endPoint.Address, _port).Equals(this);
+        }
+
         /// <summary>Value equality of family, address, port and scope id.</summary>
         public bool Equals(EndPointKey other)
         {

@@ -13,13 +13,17 @@ namespace WhereAllocation
     /// before storing it: the instance itself changes on the next receive.
     /// </summary>
     /// <remarks>
-    /// <para>Receiving into it never allocates. Reading <see cref="Address"/>, <see cref="ToString"/> or
-    /// <see cref="DeepCopyIPEndPoint"/> may allocate: an <see cref="IPAddress"/> is built once per change of sender.</para>
+    /// <para>Receiving into it never allocates. Reading <see cref="Address"/> or <see cref="ToString"/> may allocate:
+    /// an <see cref="IPAddress"/> is built once per change of sender. <see cref="DeepCopyIPEndPoint"/> allocates the copy.</para>
     /// <para><see cref="IPEndPoint.Address"/> is not virtual, so code that reads it through an
     /// <see cref="IPEndPoint"/>-typed reference sees the address as of the last time this class built it
-    /// (construction, or a read of <see cref="Address"/>, <see cref="ToString"/>, <see cref="DeepCopyIPEndPoint"/>);
+    /// (construction, or a read of <see cref="Address"/> or <see cref="ToString"/>);
     /// <see cref="IPEndPoint.Port"/>, <see cref="AddressFamily"/>, <see cref="Equals(object)"/> and
-    /// <see cref="GetHashCode"/> are always current.</para>
+    /// <see cref="GetHashCode"/> are always current. A plain <see cref="IPEndPoint"/>'s own <c>Equals</c> reads
+    /// those base fields, so compare with this endpoint's <see cref="Equals(object)"/>, not the other way round.</para>
+    /// <para>Hashing and equality: this endpoint, its <see cref="DeepCopyIPEndPoint"/> copies and <see cref="CurrentKey"/>
+    /// share one seeded hash; copies are the keys to store, this endpoint the value to look them up with (see
+    /// <see cref="GetHashCode"/>).</para>
     /// <para>One instance belongs to one receiving thread at a time.</para>
     /// </remarks>
     public class IPEndPointNonAlloc : IPEndPoint
@@ -184,23 +188,43 @@ namespace WhereAllocation
         /// A new, independent <see cref="IPEndPoint"/> for the current endpoint, to keep after the next
         /// receive has overwritten this one. Allocates only the endpoint it returns (and its address).
         /// </summary>
-        public IPEndPoint DeepCopyIPEndPoint() => _key.ToIPEndPoint();
+        /// <remarks>
+        /// <para>The copy's <see cref="IPEndPoint.Address"/> and <see cref="IPEndPoint.Port"/> are the current
+        /// values, so the runtime uses it as any <see cref="IPEndPoint"/> (SendTo, ToString, Serialize). It hashes
+        /// and compares as this class does: <see cref="object.GetHashCode"/> is the seeded hash of its
+        /// <see cref="EndPointKey"/> and <see cref="object.Equals(object)"/> compares keys with any <see cref="IPEndPoint"/>.
+        /// So a copy and the live endpoint naming the same sender are equal both ways with the same hash, copies of one
+        /// sender taken at different times are equal with the same hash, and a <c>Dictionary&lt;IPEndPoint, T&gt;</c>
+        /// keyed by copies is found with the live endpoint. The copy never changes with later receives; its hash and
+        /// equality follow its own <see cref="IPEndPoint.Address"/> and <see cref="IPEndPoint.Port"/> if they are set.</para>
+        /// <para>Do not use copies and plain <see cref="IPEndPoint"/>s (<c>new IPEndPoint(address, port)</c>) as keys of
+        /// one hash table: they are equal, but a plain one keeps the runtime's hash, so a lookup with one kind misses an
+        /// entry of the other. Key such a table by copies only, or by <see cref="EndPointKey"/>.</para>
+        /// </remarks>
+        /// <exception cref="InvalidOperationException">The current key is empty (no endpoint).</exception>
+        public IPEndPoint DeepCopyIPEndPoint() => new IPEndPointCopy(_key.ToIPAddress(), _key.Port);
 
-        /// <summary>The seeded hash of <see cref="CurrentKey"/>: equal for equal endpoints, unpredictable to senders.</summary>
+        /// <summary>
+        /// The seeded hash of <see cref="CurrentKey"/> (SipHash-1-3 keyed per process): equal for equal endpoints,
+        /// unpredictable to senders, and the same as the hash of a <see cref="DeepCopyIPEndPoint"/> copy naming the same
+        /// endpoint. Does not allocate.
+        /// </summary>
+        /// <remarks>
+        /// It changes with every change of sender, so a live endpoint must never be the key stored in a hash table: store
+        /// a <see cref="DeepCopyIPEndPoint"/> copy (or <see cref="CurrentKey"/>) and look it up with the live endpoint.
+        /// A plain <see cref="IPEndPoint"/> naming the same endpoint is equal but hashes with the runtime's own function
+        /// (unseeded on Mono 6.8: the address's hash, the same in every process, XOR the port), so the two kinds must
+        /// not be mixed as keys of one table.
+        /// </remarks>
         public override int GetHashCode() => _key.GetHashCode();
 
-        /// <summary>True when <paramref name="comparand"/> is an <see cref="IPEndPoint"/> naming the same address, port and scope as the current endpoint.</summary>
-        public override bool Equals(object? comparand)
-        {
-            if (comparand is IPEndPointNonAlloc other) return _key.Equals(other._key);
-            if (comparand is IPEndPoint endPoint)
-            {
-                return endPoint.Port == _key.Port
-                    && endPoint.AddressFamily == _key.AddressFamily
-                    && EndPointKey.FromIPEndPoint(endPoint).Equals(_key);
-            }
-            return false;
-        }
+        /// <summary>
+        /// True when <paramref name="comparand"/> is an <see cref="IPEndPoint"/> naming the same address, port and scope
+        /// id as the current endpoint: another <see cref="IPEndPointNonAlloc"/> by its current key, a
+        /// <see cref="DeepCopyIPEndPoint"/> copy or a plain <see cref="IPEndPoint"/> by its address, port and scope id.
+        /// Equal endpoints of this library (live or copied) have equal <see cref="GetHashCode"/>s. Does not allocate.
+        /// </summary>
+        public override bool Equals(object? comparand) => comparand is IPEndPoint endPoint && _key.Names(endPoint);
 
         /// <summary>The current endpoint as text (<c>a.b.c.d:port</c> or <c>[v6]:port</c>). Allocates.</summary>
         public override string ToString()
