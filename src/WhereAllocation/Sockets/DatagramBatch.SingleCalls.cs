@@ -100,7 +100,15 @@ namespace WhereAllocation
                     int remaining = Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
                     int slice = remaining < 0 ? RuntimeWaitSliceMilliseconds : Math.Min(remaining, RuntimeWaitSliceMilliseconds);
-                    socket.Poll(slice * 1000, SelectMode.SelectRead); // throws ObjectDisposedException once the socket is disposed
+                    try
+                    {
+                        socket.Poll(slice * 1000, SelectMode.SelectRead); // throws ObjectDisposedException once the socket is disposed
+                    }
+                    catch (SocketException)
+                    {
+                        RuntimeReceive.ThrowIfDisposed(socket); // Windows ends the Poll of a socket disposed meanwhile with an error
+                        throw;
+                    }
                 }
             }
             finally

@@ -457,7 +457,7 @@ namespace WhereAllocation
                         : ReceiveSingleCallsNative(raw, out error);
                     if (received > 0) return received;
                     if (error == SocketError.Interrupted) continue;
-                    if (error != SocketError.WouldBlock) throw new SocketException((int)error);
+                    if (error != SocketError.WouldBlock) throw NativeDatagramIO.Failure(socket, error);
                     int remaining = Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
                     if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;

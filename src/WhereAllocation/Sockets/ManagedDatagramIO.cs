@@ -14,6 +14,10 @@ namespace WhereAllocation
         // Mono refuses the flag (OperationNotSupported).
         private static readonly bool s_truncatedFlag = OsSocketCalls.Current.TruncatedFlagGivesLength && Type.GetType("Mono.Runtime") == null;
 
+        // Where FIONREAD gives the next datagram's size (Linux), it tells a cut datagram apart on Mono. Elsewhere the
+        // runtime reports a cut datagram itself (MessageSize, Windows), or nothing does (macOS: see the README).
+        private static readonly bool s_availableIsNextSize = OsSocketCalls.Current.AvailableIsNextDatagramSize;
+
         [ThreadStatic] private static IPEndPointNonAlloc? t_v4;
         [ThreadStatic] private static IPEndPointNonAlloc? t_v6;
         [ThreadStatic] private static byte[]? t_copy;
@@ -105,7 +109,7 @@ namespace WhereAllocation
             {
                 if (wait && socket.Blocking && !RuntimeReceive.WaitUntilReady(socket))
                     throw new SocketException((int)SocketError.TimedOut);
-                pending = socket.Available;
+                if (s_availableIsNextSize) pending = socket.Available;
             }
 
             EndPoint endPoint = into;

@@ -105,7 +105,7 @@ namespace WhereAllocation
             }
             sender = default;
             if (error == SocketError.WouldBlock && !wait) return NothingQueued;
-            throw new SocketException((int)error);
+            throw Failure(socket, error);
         }
 
         /// <summary>
@@ -145,7 +145,7 @@ namespace WhereAllocation
                 if (added) handle.DangerousRelease();
             }
             if (sent >= 0) return (int)sent;
-            throw new SocketException((int)error);
+            throw Failure(socket, error);
         }
 
         /// <summary>True when an IPv6 socket accepts IPv4 peers (IPV6_V6ONLY is 0). One system call.</summary>
@@ -229,13 +229,35 @@ namespace WhereAllocation
                     slice = (int)Math.Min(slice, timeoutMilliseconds - elapsed);
                 }
                 int ready = s_os.Poll(raw, forWrite, slice, out bool hungUp, out SocketError error);
-                if (ready < 0 && error != SocketError.Interrupted) throw new SocketException((int)error);
+                if (ready < 0 && error != SocketError.Interrupted) throw Failure(socket, error);
                 if (ready > 0 && !hungUp) return true;
                 ThrowIfDisposed(socket, handle);
                 // CoreCLR's Dispose shuts the socket down (POLLHUP) while a call still holds its handle, and recv
                 // then keeps saying EAGAIN: a hang-up must end the wait, or the caller would spin.
                 if (hungUp) throw new SocketException((int)SocketError.Shutdown);
             }
+        }
+
+        /// <summary>
+        /// The exception for an error the OS reported: ObjectDisposedException when the socket was disposed meanwhile
+        /// (Windows fails a call whose socket another thread closed with WSA_OPERATION_ABORTED or WSAENOTSOCK, Linux
+        /// with EBADF), else a SocketException with the error.
+        /// </summary>
+        internal static Exception Failure(Socket socket, SocketError error)
+        {
+            try
+            {
+                _ = socket.Available;
+            }
+            catch (ObjectDisposedException e)
+            {
+                return e;
+            }
+            catch (SocketException)
+            {
+                // A live socket: its own error is the one to report.
+            }
+            return new SocketException((int)error);
         }
 
         /// <summary>

@@ -48,7 +48,16 @@ namespace WhereAllocation
                     if (elapsed >= timeout) return false;
                     slice = (int)Math.Min(slice, (timeout - elapsed) * 1000);
                 }
-                if (socket.Poll(slice, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError)) return true;
+                try
+                {
+                    if (socket.Poll(slice, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError)) return true;
+                }
+                catch (SocketException)
+                {
+                    // Windows ends a Poll whose socket another thread disposed with an error (OperationAborted).
+                    ThrowIfDisposed(socket);
+                    throw;
+                }
             }
         }
 

@@ -112,6 +112,8 @@ namespace WhereAllocation
 
         internal override bool TruncatedFlagGivesLength => true;
 
+        internal override bool AvailableIsNextDatagramSize => true;
+
         internal override SocketError DisableAddressSharing(IntPtr socket)
         {
             int off = 0;

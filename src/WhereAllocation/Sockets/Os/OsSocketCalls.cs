@@ -136,5 +136,11 @@ namespace WhereAllocation
         /// <see cref="SocketFlags.Truncated"/> through to the OS as that flag; Mono refuses it (OperationNotSupported).
         /// </summary>
         internal virtual bool TruncatedFlagGivesLength => false;
+
+        /// <summary>
+        /// True when FIONREAD (<see cref="Socket.Available"/>) on a datagram socket gives the size of the next datagram
+        /// (Linux); elsewhere it gives all the bytes queued (Windows, macOS), which says nothing about one datagram.
+        /// </summary>
+        internal virtual bool AvailableIsNextDatagramSize => false;
     }
 }
