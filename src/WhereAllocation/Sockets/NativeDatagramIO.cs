@@ -27,10 +27,14 @@ namespace WhereAllocation
         /// <summary>The sockaddr layout of this OS.</summary>
         internal static readonly SockaddrFormat Format = s_os.Format;
 
-        private static readonly bool s_supported = SocketHandles.Available && s_os.Probe();
+        private static readonly bool s_callsWork = s_os.Probe();
+        private static readonly bool s_supported = SocketHandles.Available && s_callsWork;
 
         /// <summary>True when the native path can run here: a known OS whose socket library P/Invoke reaches, and a way to the socket's handle.</summary>
         internal static bool IsSupported => s_supported;
+
+        /// <summary>True when the OS's calls work but no way reaches the socket's handle: the native path is lost only for that.</summary>
+        internal static bool HandleMissing => s_callsWork && !SocketHandles.Available;
 
         /// <summary>The OS's calls, for DatagramBatch; tests may set another (null: the real one again).</summary>
         internal static OsSocketCalls Os
