@@ -90,7 +90,7 @@ namespace WhereAllocation
 
         private static DatagramPath ChooseDefault()
         {
-            if (IsAvailable(DatagramPath.Native)) return DatagramPath.Native;
+            if (NativeDatagramIO.SupportedAtStart) return DatagramPath.Native;
             if (IsAvailable(DatagramPath.SocketAddress)) return DatagramPath.SocketAddress;
             return DatagramPath.Managed;
         }

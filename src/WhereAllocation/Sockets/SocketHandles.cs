@@ -39,8 +39,11 @@ namespace WhereAllocation
         /// <summary>The way in use.</summary>
         internal static SocketHandleAccess Access => s_access;
 
-        /// <summary>True when some way reaches the handle with a reference.</summary>
-        internal static bool Available => s_found != SocketHandleAccess.None;
+        /// <summary>True when some way reaches the handle with a reference (read on each question: tests can force None).</summary>
+        internal static bool Available => s_access != SocketHandleAccess.None;
+
+        /// <summary>True when a way was found at start.</summary>
+        internal static bool FoundAtStart => s_found != SocketHandleAccess.None;
 
         /// <summary>
         /// For tests: makes <see cref="Get"/> take <paramref name="access"/> as if it were the only way this runtime
