@@ -70,28 +70,38 @@ namespace WhereAllocation
 #if NET8_0_OR_GREATER
                 return socket.SafeHandle;
 #else
-                try
-                {
-                    return s_property!(socket);
-                }
-                catch (NotSupportedException)
-                {
-                    // A linker that must keep a member it was told to remove leaves a stub that throws this
-                    // ("Linked away"); the field holds the same handle, so move to it for good.
-                    return AfterStubbedGetter(socket);
-                }
+                // The hot path is the bare delegate call; only calls before the getter first answered go through the
+                // check for a linker's stub, so the try block stays out of the per-datagram path (Mono inlines no method that has one).
+                return s_propertyAnswered ? s_property!(socket) : FirstThroughProperty(socket);
 #endif
             }
             return FromField(socket);
         }
 
+#if !NET8_0_OR_GREATER
+        // Set once the getter has returned a handle: it is the real getter, not a stub.
+        private static bool s_propertyAnswered;
+
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static SafeHandle AfterStubbedGetter(Socket socket)
+        private static SafeHandle FirstThroughProperty(Socket socket)
         {
-            if (s_field == null) throw new PlatformNotSupportedException(NoWayMessage);
-            s_access = SocketHandleAccess.SafeHandleField;
-            return FromField(socket);
+            SafeHandle handle;
+            try
+            {
+                handle = s_property!(socket);
+            }
+            catch (NotSupportedException)
+            {
+                // A linker that must keep a member it was told to remove leaves a stub that throws this
+                // ("Linked away"); the field holds the same handle, so move to it for good.
+                if (s_field == null) throw new PlatformNotSupportedException(NoWayMessage);
+                s_access = SocketHandleAccess.SafeHandleField;
+                return FromField(socket);
+            }
+            s_propertyAnswered = true;
+            return handle;
         }
+#endif
 
         private static SafeHandle FromField(Socket socket)
         {
