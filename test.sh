@@ -2,7 +2,7 @@
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
 # against a Debug build of the library, the same suite on Mono, the native leak check under valgrind,
 # the C reference programs' loopback self-test, the datagram server sample's invariants on both
-# runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT). Ends with one
+# runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT, ILLink-trimmed on Mono). Ends with one
 # "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -71,8 +71,8 @@ line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/server.txt" | tail -1)
 p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
-echo "== Packaging checks: Unity .meta files, Unity version, NuGet pack+install, NativeAOT publish (the API snapshot is in the suites)"
-for check in "unity-meta.sh --check" "unity-version.sh --check" "pack-check.sh" "aot-check.sh"; do
+echo "== Packaging checks: Unity .meta files, Unity version, NuGet pack+install, NativeAOT publish, trimmed like Unity's stripping (the API snapshot is in the suites)"
+for check in "unity-meta.sh --check" "unity-version.sh --check" "pack-check.sh" "aot-check.sh" "trim-check.sh"; do
   name=${check%%.sh*}
   bash scripts/$check 2>&1 | tee "$log/$name.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=("$name")

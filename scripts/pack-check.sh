@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proof that the NuGet package works as users install it: packs the library (deterministic, CI paths),
-# checks what the .nupkg holds (both frameworks, XML docs, README, LICENSE, the version from
+# checks what the .nupkg holds (both frameworks, XML docs, README, LICENSE, link.xml for Unity, the version from
 # Directory.Build.props) and that a clean rebuild gives the same bytes, then installs it into a fresh console project from a local folder source
 # (no other source, an empty package cache) and runs samples/AotCheck/Program.cs there on CoreCLR.
 # Ends with one "N passed, N failed" line.
@@ -19,7 +19,7 @@ check $? "dotnet pack"
 nupkg="$work/feed/WhereAllocation.$version.nupkg"
 [ -f "$nupkg" ]; check $? "package named for version $version from Directory.Build.props"
 listing=$(unzip -Z1 "$nupkg" 2>/dev/null)
-for entry in README.md LICENSE lib/netstandard2.1/WhereAllocation.dll lib/netstandard2.1/WhereAllocation.xml \
+for entry in README.md LICENSE link.xml lib/netstandard2.1/WhereAllocation.dll lib/netstandard2.1/WhereAllocation.xml \
              lib/net8.0/WhereAllocation.dll lib/net8.0/WhereAllocation.xml; do
   grep -qx "$entry" <<<"$listing"; check $? "package holds $entry"
 done

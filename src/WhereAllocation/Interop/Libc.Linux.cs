@@ -5,6 +5,9 @@ namespace WhereAllocation.Interop
     /// <summary>The C library calls and structures only Linux has: the many-messages calls and their headers.</summary>
     internal static unsafe partial class Libc
     {
+        /// <summary>Always the dynamic name, even where <see cref="Lib"/> is "__Internal": see Libc.cs.</summary>
+        internal const string LinuxLib = "libc";
+
         /// <summary>
         /// struct msghdr on Linux: {void* name; socklen_t namelen; struct iovec* iov; size_t iovlen;
         /// void* control; size_t controllen; int flags;}. 56 bytes on x86-64 and arm64 (offsets 0, 8,
@@ -31,11 +34,11 @@ namespace WhereAllocation.Interop
         }
 
         /// <summary>Linux 2.6.33+: receives up to <paramref name="count"/> datagrams in one call. No timeout is ever passed (null).</summary>
-        [DllImport(Lib, EntryPoint = "recvmmsg", SetLastError = true)]
+        [DllImport(LinuxLib, EntryPoint = "recvmmsg", SetLastError = true)]
         internal static extern int RecvMMsg(int fd, LinuxMMsgHdr* messages, uint count, int flags, void* timeout);
 
         /// <summary>Linux 3.0+: sends up to <paramref name="count"/> datagrams in one call, each to its own msg_name.</summary>
-        [DllImport(Lib, EntryPoint = "sendmmsg", SetLastError = true)]
+        [DllImport(LinuxLib, EntryPoint = "sendmmsg", SetLastError = true)]
         internal static extern int SendMMsg(int fd, LinuxMMsgHdr* messages, uint count, int flags);
     }
 }

@@ -6,12 +6,30 @@ namespace WhereAllocation.Interop
     /// The C library's socket calls that Linux and macOS share (this file), and the ones only one of them
     /// has (Libc.Linux.cs, Libc.Darwin.cs). Bindings only: which call runs, and with which constants, is
     /// decided by the OS's own class in Sockets/Os. Every signature is blittable (pointers and integers
-    /// only), so a call marshals nothing and allocates nothing on CoreCLR, Mono or AOT. "libc" resolves to
-    /// libc.so.6 through Mono's dllmap and CoreCLR's probing, and to libSystem on macOS.
+    /// only), so a call marshals nothing and allocates nothing on CoreCLR, Mono or AOT.
     /// </summary>
+    /// <remarks>
+    /// <para>Where the calls are found (<see cref="Lib"/>), fixed when the library is compiled, so choosing costs
+    /// nothing at run time:</para>
+    /// <list type="bullet">
+    /// <item>"libc" wherever a dynamic loader resolves it: Mono maps it to libc.so.6 through its dllmap (Unity's
+    /// Mono likewise); CoreCLR and NativeAOT load libc.so.6 on Linux and /usr/lib/libc.dylib on macOS for exactly
+    /// this name; IL2CPP loads libc.so.6 for it on Linux and finds libc.dylib by its name variations on macOS.</item>
+    /// <item>"__Internal" where IL2CPP links native code statically (Unity's iOS, tvOS and visionOS players): the
+    /// generated C++ then calls the C library's symbols directly. Unity defines UNITY_IOS (UNITY_TVOS,
+    /// UNITY_VISIONOS) when it compiles the package for such a player, outside the Editor.</item>
+    /// </list>
+    /// <para>Only calls every C library has use <see cref="Lib"/>. The Linux-only calls (Libc.Linux.cs) always name
+    /// "libc": a statically linked player links every "__Internal" symbol its code declares, and Apple's C library
+    /// has no recvmmsg, so those would break its link.</para>
+    /// </remarks>
     internal static unsafe partial class Libc
     {
-        private const string Lib = "libc";
+#if (UNITY_IOS || UNITY_TVOS || UNITY_VISIONOS) && !UNITY_EDITOR
+        internal const string Lib = "__Internal";
+#else
+        internal const string Lib = "libc";
+#endif
 
         [StructLayout(LayoutKind.Sequential)]
         internal struct PollFd

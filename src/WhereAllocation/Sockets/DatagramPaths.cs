@@ -7,16 +7,36 @@ namespace WhereAllocation
     /// allocation free on this runtime: <see cref="DatagramPath.Native"/> wherever P/Invoke reaches the OS's
     /// socket calls, else <see cref="DatagramPath.SocketAddress"/> on .NET 8+, else <see cref="DatagramPath.Managed"/>.
     /// </summary>
+    /// <remarks>
+    /// The native path needs the socket's handle with a reference held on it (<see cref="HandleAccess"/>). Where a
+    /// runtime offers no allocation-free way to it, the native path is not offered; because that would otherwise
+    /// bring back per-datagram allocation without a word, the first datagram call that then takes the
+    /// <see cref="DatagramPath.Managed"/> path throws <see cref="PlatformNotSupportedException"/>, once, unless a
+    /// path was forced first (<c>Force(DatagramPath.Managed)</c> at start accepts the allocation).
+    /// </remarks>
     public static class DatagramPaths
     {
         private static readonly DatagramPath s_default = ChooseDefault();
         private static DatagramPath s_active = s_default;
+        // Set while nobody has been told that the handle is out of reach and the calls fell back: the first call on the Managed path reports it.
+        private static bool s_reportFallback = NativeDatagramIO.HandleMissing;
 
         /// <summary>The path every call takes now.</summary>
         public static DatagramPath Active => s_active;
 
         /// <summary>The path chosen for this runtime and OS when nothing is forced.</summary>
         public static DatagramPath Default => s_default;
+
+        /// <summary>
+        /// How the native path reaches a socket's handle in this process: the socket's SafeHandle property, or (where a
+        /// linker removed that, as Unity's managed code stripping can) the field that holds the handle. Both are
+        /// allocation free and keep the descriptor open for the length of a call. <see cref="SocketHandleAccess.None"/>
+        /// means neither exists: the native path is then unavailable, and the first call that falls back to the
+        /// allocating <see cref="DatagramPath.Managed"/> path throws <see cref="PlatformNotSupportedException"/> once.
+        /// It can change once, from the property to the field, when the first call finds the property replaced by a
+        /// linker's throwing stub.
+        /// </summary>
+        public static SocketHandleAccess HandleAccess => SocketHandles.Access;
 
         /// <summary>True when <paramref name="path"/> can run in this process.</summary>
         public static bool IsAvailable(DatagramPath path)
@@ -40,14 +60,37 @@ namespace WhereAllocation
         {
             if (!IsAvailable(path)) throw new PlatformNotSupportedException("The " + path + " datagram path is not available on this runtime or operating system.");
             s_active = path;
+            s_reportFallback = false; // an explicit choice: nothing left to report
         }
 
         /// <summary>Returns to <see cref="Default"/>.</summary>
         public static void Reset() => s_active = s_default;
 
+        /// <summary>
+        /// Called by the Managed path before each call: throws, once, when the process fell back to it only because no
+        /// way reaches the socket's handle and nobody chose a path. One static read per call otherwise.
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">The first time, when the handle is out of reach.</exception>
+        internal static void ReportFallbackOnce()
+        {
+            if (!s_reportFallback) return;
+            s_reportFallback = false;
+            throw new PlatformNotSupportedException(SocketHandles.NoWayMessage
+                + " The native datagram path is therefore unavailable and calls now take the Managed path, which allocates per datagram."
+                + " If the runtime's class library was stripped, keep link.xml from the package (it preserves Socket.get_SafeHandle);"
+                + " to accept the allocation, call DatagramPaths.Force(DatagramPath.Managed) at start. This exception is thrown once.");
+        }
+
+        /// <summary>For tests: the state a process starts in when no way reaches the handle (Managed active, the report armed). <see cref="Reset"/> undoes the path.</summary>
+        internal static void StartAsIfHandleMissing()
+        {
+            s_active = DatagramPath.Managed;
+            s_reportFallback = true;
+        }
+
         private static DatagramPath ChooseDefault()
         {
-            if (IsAvailable(DatagramPath.Native)) return DatagramPath.Native;
+            if (NativeDatagramIO.SupportedAtStart) return DatagramPath.Native;
             if (IsAvailable(DatagramPath.SocketAddress)) return DatagramPath.SocketAddress;
             return DatagramPath.Managed;
         }

@@ -27,10 +27,16 @@ namespace WhereAllocation
         /// <summary>The sockaddr layout of this OS.</summary>
         internal static readonly SockaddrFormat Format = s_os.Format;
 
-        private static readonly bool s_supported = SocketHandles.Available && s_os.Probe();
+        private static readonly bool s_callsWork = s_os.Probe();
 
         /// <summary>True when the native path can run here: a known OS whose socket library P/Invoke reaches, and a way to the socket's handle.</summary>
-        internal static bool IsSupported => s_supported;
+        internal static bool IsSupported => s_callsWork && SocketHandles.Available;
+
+        /// <summary>What <see cref="IsSupported"/> said at start, before any test forced a way to the handle: the default path follows it.</summary>
+        internal static bool SupportedAtStart => s_callsWork && SocketHandles.FoundAtStart;
+
+        /// <summary>True when the OS's calls work but no way to the socket's handle was found at start: the native path is lost only for that.</summary>
+        internal static bool HandleMissing => s_callsWork && !SocketHandles.FoundAtStart;
 
         /// <summary>The OS's calls, for DatagramBatch; tests may set another (null: the real one again).</summary>
         internal static OsSocketCalls Os

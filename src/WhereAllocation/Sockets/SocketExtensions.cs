@@ -13,6 +13,8 @@ namespace WhereAllocation
     /// <para>Every call takes the path in <see cref="DatagramPaths.Active"/>. On the native and SocketAddress
     /// paths a receive or send allocates nothing, for IPv4, IPv6 and dual-mode sockets.</para>
     /// <para>Arguments are checked before any system call: a bad argument never costs a datagram.</para>
+    /// <para>Where no way reaches the socket's handle, the first call that would fall back to the allocating Managed
+    /// path unasked throws <see cref="PlatformNotSupportedException"/> once (see <see cref="DatagramPaths.HandleAccess"/>).</para>
     /// </remarks>
     public static class SocketExtensions
     {
@@ -30,6 +32,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error: WouldBlock for an empty non-blocking socket, TimedOut, ConnectionReset, ConnectionRefused, or MessageSize when the datagram was longer than <paramref name="size"/> (the first <paramref name="size"/> bytes and the sender are stored).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
             if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
@@ -55,6 +58,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error, or MessageSize for a datagram longer than the buffer.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, IPEndPointNonAlloc remoteEndPoint)
         {
             if (buffer == null) throw new ArgumentNullException(nameof(buffer));
@@ -72,6 +76,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint, out ReceivedDatagram datagram)
         {
             if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
@@ -87,6 +92,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">An IPv6 destination on an IPv4 socket, a socket that is not an IPv4/IPv6 datagram socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error (for example MessageSize, NetworkUnreachable, or WouldBlock on a full non-blocking socket).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
             if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
@@ -105,6 +111,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error; WouldBlock for an empty non-blocking socket.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static ReceivedDatagram ReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, SocketFlags socketFlags = SocketFlags.None)
         {
             CheckReceive(socket, socketFlags, null);
@@ -119,6 +126,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error, or MessageSize for a datagram longer than <paramref name="size"/>.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, out EndPointKey remoteEndPoint)
         {
             CheckBuffer(buffer, offset, size);
@@ -136,6 +144,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, out ReceivedDatagram datagram, SocketFlags socketFlags = SocketFlags.None)
         {
             CheckReceive(socket, socketFlags, null);
@@ -148,6 +157,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, in EndPointKey remoteEndPoint, SocketFlags socketFlags = SocketFlags.None)
         {
             return Send(socket, null, 0, buffer, socketFlags, remoteEndPoint);
@@ -160,6 +170,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
             CheckBuffer(buffer, offset, size);
@@ -196,6 +207,7 @@ namespace WhereAllocation
                     break;
 #endif
                 default:
+                    DatagramPaths.ReportFallbackOnce();
                     received = array != null && into != null
                         ? ManagedDatagramIO.Receive(socket, array, offset, buffer.Length, flags, into, wait, out datagram)
                         : ManagedDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
@@ -227,6 +239,7 @@ namespace WhereAllocation
                     return SocketAddressDatagramIO.Send(socket, buffer, flags, to);
 #endif
                 default:
+                    DatagramPaths.ReportFallbackOnce();
                     return array != null
                         ? ManagedDatagramIO.Send(socket, array, offset, buffer.Length, flags, to)
                         : ManagedDatagramIO.Send(socket, buffer, flags, to);

@@ -1,6 +1,8 @@
 using System;
+using System.Diagnostics.CodeAnalysis;
 using System.Net.Sockets;
 using System.Reflection;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
 namespace WhereAllocation
@@ -8,23 +10,135 @@ namespace WhereAllocation
     /// <summary>
     /// Reaches a socket's <see cref="SafeHandle"/>, so that a native call can hold a reference on it
     /// (a concurrent Dispose then cannot close the descriptor, or let the OS reuse its number, under the call)
-    /// and so that a disposed socket is reported as <see cref="ObjectDisposedException"/>.
+    /// and so that a disposed socket is reported as <see cref="ObjectDisposedException"/>. The way is chosen
+    /// once (<see cref="Access"/>): the socket's SafeHandle property, else the field that holds the handle.
     /// </summary>
+    /// <remarks>
+    /// <para>Why not <see cref="Socket.Handle"/>: it is the bare descriptor, with no reference. A Dispose on another
+    /// thread closes it at once, and Linux gives the lowest free number to the next socket or file opened, so a
+    /// call still running (or a wait slice, up to 100 ms) could read another socket's datagram or send on it.
+    /// That is a use-after-close no check can undo, so a bare descriptor is never used.</para>
+    /// <para>Why the field is safe from stripping: the constructor stores the handle in it and every socket method
+    /// reads it, so a linker that keeps sockets working keeps the field, while a property nothing calls is removed.
+    /// A shipped IL2CPP build of the class library shows exactly that: <c>m_Handle</c> present, the
+    /// <c>SafeHandle</c> property gone.</para>
+    /// </remarks>
     internal static class SocketHandles
     {
+        private static readonly FieldInfo? s_field = FindField();
 #if NET8_0_OR_GREATER
-        internal static bool Available => true;
-
-        internal static SafeHandle Get(Socket socket) => socket.SafeHandle;
+        private static readonly SocketHandleAccess s_found = SocketHandleAccess.SafeHandleProperty;
 #else
-        // netstandard2.1 has no Socket.SafeHandle. Mono has an internal property of that name and
-        // .NET Core 3+ a public one; an open-instance delegate to its getter costs no allocation per call.
-        private static readonly Func<Socket, SafeHandle>? s_getter = CreateGetter();
+        private static readonly Func<Socket, SafeHandle>? s_property = CreateGetter();
+        private static readonly SocketHandleAccess s_found =
+            s_property != null ? SocketHandleAccess.SafeHandleProperty : s_field != null ? SocketHandleAccess.SafeHandleField : SocketHandleAccess.None;
+#endif
+        // Not readonly: a getter a linker replaced by a throwing stub moves the process to the field (once), and tests force a way.
+        private static SocketHandleAccess s_access = s_found;
 
-        internal static bool Available => s_getter != null;
+        /// <summary>The way in use.</summary>
+        internal static SocketHandleAccess Access => s_access;
 
-        internal static SafeHandle Get(Socket socket) => s_getter!(socket);
+        /// <summary>True when some way reaches the handle with a reference (read on each question: tests can force None).</summary>
+        internal static bool Available => s_access != SocketHandleAccess.None;
 
+        /// <summary>True when a way was found at start.</summary>
+        internal static bool FoundAtStart => s_found != SocketHandleAccess.None;
+
+        /// <summary>
+        /// For tests: makes <see cref="Get"/> take <paramref name="access"/> as if it were the only way this runtime
+        /// had (<see cref="SocketHandleAccess.None"/>: no way at all); null returns to the way found at start.
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">This runtime lacks <paramref name="access"/>.</exception>
+        internal static void Force(SocketHandleAccess? access)
+        {
+            SocketHandleAccess to = access ?? s_found;
+            if (to == SocketHandleAccess.SafeHandleField && s_field == null) throw new PlatformNotSupportedException("This runtime's Socket has no field of a SafeHandle type.");
+#if !NET8_0_OR_GREATER
+            if (to == SocketHandleAccess.SafeHandleProperty && s_property == null) throw new PlatformNotSupportedException("This runtime's Socket has no SafeHandle property.");
+#endif
+            s_access = to;
+        }
+
+        /// <summary>The socket's handle, for DangerousAddRef (which throws ObjectDisposedException once the socket is disposed).</summary>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed and its field was cleared.</exception>
+        /// <exception cref="PlatformNotSupportedException">No way reaches the handle (<see cref="Access"/> is None).</exception>
+        internal static SafeHandle Get(Socket socket)
+        {
+            if (s_access == SocketHandleAccess.SafeHandleProperty)
+            {
+#if NET8_0_OR_GREATER
+                return socket.SafeHandle;
+#else
+                // The hot path is the bare delegate call; only calls before the getter first answered go through the
+                // check for a linker's stub, so the try block stays out of the per-datagram path (Mono inlines no method that has one).
+                return s_propertyAnswered ? s_property!(socket) : FirstThroughProperty(socket);
+#endif
+            }
+            return FromField(socket);
+        }
+
+#if !NET8_0_OR_GREATER
+        // Set once the getter has returned a handle: it is the real getter, not a stub.
+        private static bool s_propertyAnswered;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static SafeHandle FirstThroughProperty(Socket socket)
+        {
+            SafeHandle handle;
+            try
+            {
+                handle = s_property!(socket);
+            }
+            catch (NotSupportedException)
+            {
+                // A linker that must keep a member it was told to remove leaves a stub that throws this
+                // ("Linked away"); the field holds the same handle, so move to it for good.
+                if (s_field == null) throw new PlatformNotSupportedException(NoWayMessage);
+                s_access = SocketHandleAccess.SafeHandleField;
+                return FromField(socket);
+            }
+            s_propertyAnswered = true;
+            return handle;
+        }
+#endif
+
+        private static SafeHandle FromField(Socket socket)
+        {
+            if (s_access == SocketHandleAccess.None || s_field == null) throw new PlatformNotSupportedException(NoWayMessage);
+            // FieldInfo.GetValue of a reference-type field returns the object itself: no boxing, 0 B (measured on
+            // Mono 6.8 and CoreCLR by the tests).
+            var handle = (SafeHandle?)s_field.GetValue(socket);
+            if (handle == null) throw new ObjectDisposedException(typeof(Socket).FullName);
+            return handle;
+        }
+
+        internal const string NoWayMessage =
+            "where-allocation cannot reach this runtime's socket handle without allocating: Socket has neither a SafeHandle property nor a field holding its SafeHandle.";
+
+        /// <summary>The first instance field of <see cref="Socket"/> whose type is a <see cref="SafeHandle"/> (Mono and Unity: m_Handle; .NET: _handle).</summary>
+        private static FieldInfo? FindField()
+        {
+            try
+            {
+                foreach (FieldInfo field in typeof(Socket).GetFields(BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public))
+                {
+                    if (typeof(SafeHandle).IsAssignableFrom(field.FieldType)) return field;
+                }
+            }
+            catch (Exception)
+            {
+                // A runtime that refuses reflection on its own types: no field way.
+            }
+            return null;
+        }
+
+#if !NET8_0_OR_GREATER
+        // netstandard2.1 has no Socket.SafeHandle. Mono has an internal property of that name and .NET Core 3+
+        // a public one; an open-instance delegate to its getter costs no allocation per call. The name is a
+        // constant and the attribute names the getter, so a linker sees the dependency (ILLink keeps the getter
+        // for either; Unity's linker is built on it); link.xml in the package says the same for linkers that read only that.
+        [DynamicDependency("get_SafeHandle", typeof(Socket))]
         private static Func<Socket, SafeHandle>? CreateGetter()
         {
             try
@@ -36,7 +150,7 @@ namespace WhereAllocation
             }
             catch (Exception)
             {
-                // Stripped by a linker, or a runtime without it: the native path is then not offered.
+                // Stripped by a linker, or a runtime without it: the field is tried next.
                 return null;
             }
         }

@@ -25,10 +25,16 @@ namespace WhereAllocation
 
         private static OsSocketCalls Choose()
         {
+#if (UNITY_IOS || UNITY_TVOS || UNITY_VISIONOS) && !UNITY_EDITOR
+            // Unity's players for Apple's mobile systems, compiled for that player alone: the XNU kernel, with macOS's
+            // socket constants and sockaddr layout, and the C library linked statically (Interop/Libc.cs).
+            return new DarwinSocketCalls();
+#else
             if (RuntimeInformation.IsOSPlatform(OSPlatform.Linux)) return new LinuxSocketCalls();
             if (RuntimeInformation.IsOSPlatform(OSPlatform.OSX)) return new DarwinSocketCalls();
             if (RuntimeInformation.IsOSPlatform(OSPlatform.Windows)) return new WindowsSocketCalls();
             return new UnknownOsSocketCalls();
+#endif
         }
 
         /// <summary>The OS's name, for diagnostics.</summary>

@@ -1,0 +1,181 @@
+using System;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Threading;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>
+    /// The ways the native path reaches a socket's handle (<see cref="DatagramPaths.HandleAccess"/>). A stripped class
+    /// library loses the SafeHandle getter; the field that holds the handle must then keep the native path allocation
+    /// free and keep reporting a disposed socket; with neither, the first fallback to the allocating Managed path must
+    /// be an exception, once, never silence. "Getter unavailable" is forced through <see cref="SocketHandles.Force"/>.
+    /// </summary>
+    public class HandleAccessTests : IDisposable
+    {
+        public void Dispose()
+        {
+            SocketHandles.Force(null);
+            DatagramPaths.Reset();
+        }
+
+        [Fact]
+        public void TheSocketsOwnPropertyIsTheWayWhenNothingWasStripped()
+        {
+            Assert.Equal(SocketHandleAccess.SafeHandleProperty, DatagramPaths.HandleAccess);
+            Assert.Equal(DatagramPath.Native, DatagramPaths.Default);
+        }
+
+        [Fact]
+        public void TheFieldHoldsTheSameHandleAsTheProperty()
+        {
+            using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            SafeHandle viaProperty = SocketHandles.Get(socket);
+            SocketHandles.Force(SocketHandleAccess.SafeHandleField);
+            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPaths.HandleAccess);
+            SafeHandle viaField = SocketHandles.Get(socket);
+            Assert.Same(viaProperty, viaField);
+            Assert.Equal(socket.Handle, viaField.DangerousGetHandle());
+        }
+
+        [Theory]
+        [InlineData(Family.IPv4)]
+        [InlineData(Family.IPv6)]
+        [InlineData(Family.DualMode)]
+        public void WithoutTheGetterTheNativePathStillAllocatesNothing(Family family)
+        {
+            Assert.True(Paths.TryForce(DatagramPath.Native));
+            SocketHandles.Force(SocketHandleAccess.SafeHandleField);
+            using var pair = new Loopback(family);
+            var buffer = new byte[1500];
+            var payload = new byte[64];
+            var toServer = new IPEndPointNonAlloc(pair.ServerTarget.Address, pair.ServerTarget.Port);
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            int calls = 0, intact = 0;
+            long allocated = Allocations.Measure(() =>
+            {
+                calls++;
+                payload[0]++;
+                pair.Client.SendTo_NonAlloc(payload, 0, payload.Length, SocketFlags.None, toServer);
+                int received = pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
+                if (received == payload.Length && buffer[0] == payload[0]) intact++;
+            });
+            Assert.Equal(0, allocated);
+            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPaths.HandleAccess);
+            Assert.Equal(calls, intact);
+            Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
+        }
+
+        [Fact]
+        public void WithoutTheGetterADisposedSocketThrowsObjectDisposed()
+        {
+            Assert.True(Paths.TryForce(DatagramPath.Native));
+            SocketHandles.Force(SocketHandleAccess.SafeHandleField);
+            var pair = new Loopback(Family.IPv4);
+            IPEndPointNonAlloc to = pair.NewServerEndPoint();
+            var buffer = new byte[16];
+            pair.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, 16, SocketFlags.None, to));
+            Assert.Throws<ObjectDisposedException>(() => pair.Server.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out _));
+            Assert.Throws<ObjectDisposedException>(() => pair.Client.SendTo_NonAlloc(buffer.AsSpan(), pair.ServerKey));
+        }
+
+        [Fact]
+        public void WithoutTheGetterDisposingWakesABlockedReceiveWithObjectDisposed()
+        {
+            Assert.True(Paths.TryForce(DatagramPath.Native));
+            SocketHandles.Force(SocketHandleAccess.SafeHandleField);
+            var pair = new Loopback(Family.IPv4, receiveTimeoutMs: 0);
+            Exception? caught = null;
+            var thread = new Thread(() =>
+            {
+                try { pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()); }
+                catch (Exception e) { caught = e; }
+            });
+            thread.Start();
+            Thread.Sleep(200);
+            pair.Dispose();
+            Assert.True(thread.Join(5000), "the blocked receive did not return after Dispose");
+            Assert.IsType<ObjectDisposedException>(caught);
+        }
+
+        [Fact]
+        public void WithNoWayToTheHandleTheNativePathIsNotOffered()
+        {
+            SocketHandles.Force(SocketHandleAccess.None);
+            Assert.False(DatagramPaths.IsAvailable(DatagramPath.Native));
+            Assert.Throws<PlatformNotSupportedException>(() => DatagramPaths.Force(DatagramPath.Native));
+            // And the socket tools that use the handle take the runtime's calls instead.
+            using var pair = new Loopback(Family.IPv4);
+            Assert.Equal(-1, pair.Server.GetDatagramStatus().ReceiveBufferBytes);
+        }
+
+        [Fact]
+        public void ANativeCallNeverFallsBackToTheBareDescriptor()
+        {
+            // Should the way be lost under a call already on the native path, the call refuses: it never uses Socket.Handle.
+            Assert.True(Paths.TryForce(DatagramPath.Native));
+            using var pair = new Loopback(Family.IPv4);
+            SocketHandles.Force(SocketHandleAccess.None);
+            Assert.Throws<PlatformNotSupportedException>(() => pair.Client.SendTo_NonAlloc(new byte[4].AsSpan(), pair.ServerKey));
+            Assert.False(pair.Server.Poll(100_000, SelectMode.SelectRead), "nothing may have been sent");
+        }
+
+        [Fact]
+        public void WithNoWayToTheHandleTheFirstFallbackFailsLoudlyOnceAndThenTheManagedPathWorks()
+        {
+            SocketHandles.Force(SocketHandleAccess.None);
+            DatagramPaths.StartAsIfHandleMissing();
+            Assert.Equal(SocketHandleAccess.None, DatagramPaths.HandleAccess);
+            Assert.Equal(DatagramPath.Managed, DatagramPaths.Active);
+            using var pair = new Loopback(Family.IPv4);
+            var buffer = new byte[16];
+            PlatformNotSupportedException report = Assert.Throws<PlatformNotSupportedException>(
+                () => pair.Client.SendTo_NonAlloc(buffer, 0, 4, SocketFlags.None, pair.ServerKey));
+            Assert.Contains("link.xml", report.Message);
+            Assert.Contains("DatagramPaths.Force(DatagramPath.Managed)", report.Message);
+            Assert.False(pair.Server.Poll(100_000, SelectMode.SelectRead), "the refused send sent nothing");
+
+            // Once only: the calls go on, on the Managed path.
+            Assert.Equal(4, pair.Client.SendTo_NonAlloc(buffer, 0, 4, SocketFlags.None, pair.ServerKey));
+            IPEndPointNonAlloc from = pair.NewServerEndPoint();
+            Assert.Equal(4, pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
+            Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
+        }
+
+        [Fact]
+        public void WithNoWayToTheHandleAReceiveIsTheCallThatReportsWhenItComesFirst()
+        {
+            SocketHandles.Force(SocketHandleAccess.None);
+            DatagramPaths.StartAsIfHandleMissing();
+            using var pair = new Loopback(Family.IPv4);
+            pair.Client.SendTo(new byte[] { 1, 2, 3 }, pair.ServerTarget);
+            Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead));
+            var buffer = new byte[16];
+            Assert.Throws<PlatformNotSupportedException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan()));
+            // The report is thrown before the runtime's receive: the datagram is still there.
+            ReceivedDatagram datagram = pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan());
+            Assert.Equal(3, datagram.Length);
+        }
+
+        [Fact]
+        public void ChoosingThePathExplicitlyAcceptsTheFallbackWithoutTheReport()
+        {
+            SocketHandles.Force(SocketHandleAccess.None);
+            DatagramPaths.StartAsIfHandleMissing();
+            DatagramPaths.Force(DatagramPath.Managed);
+            using var pair = new Loopback(Family.IPv4);
+            Assert.Equal(4, pair.Client.SendTo_NonAlloc(new byte[4], 0, 4, SocketFlags.None, pair.ServerKey));
+        }
+
+        [Fact]
+        public void ForcingNullReturnsToTheWayFoundAtStart()
+        {
+            SocketHandles.Force(SocketHandleAccess.SafeHandleField);
+            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPaths.HandleAccess);
+            SocketHandles.Force(null);
+            Assert.Equal(SocketHandleAccess.SafeHandleProperty, DatagramPaths.HandleAccess);
+        }
+    }
+}
