@@ -58,6 +58,13 @@ namespace WhereAllocation.Bench.Soak
                 || o.MaxLength < SoakDatagram.MinLength || o.MaxLength > Receiver.BufferSize || o.ReceiveBuffer < 1)
                 return Usage("an option is out of range");
 
+            string? selfCheck = CheckerSelfTest.Run();
+            if (selfCheck != null)
+            {
+                Console.WriteLine(selfCheck);
+                return 1;
+            }
+
             var wall = Stopwatch.StartNew();
             List<Segment> segments = Segment.All(o.Total, o.Only);
             if (segments.Count == 0) return Usage("--only matches no segment");
@@ -216,6 +223,7 @@ namespace WhereAllocation.Bench.Soak
                 "{0} datagrams over {1} segments ({2} each), {3} senders per segment (one sending thread), {4}..{5} bytes each, window {6} datagrams",
                 o.Total, segments.Count, segments[0].Planned, o.Senders, SoakDatagram.MinLength, o.MaxLength, o.Window));
             ProbeWindow(o);
+            Console.WriteLine("checker self-check passed: crafted corrupt, duplicate, wrong-sender, truncated and out-of-order datagrams were each caught");
             Console.WriteLine("receive members: R1 ReceiveFrom(byte[],int,int,flags,IPEndPointNonAlloc)  R2 ReceiveFrom(byte[],IPEndPointNonAlloc)  R3 ReceiveFrom(byte[],int,int,flags,out EndPointKey)");
             Console.WriteLine("                 R4 ReceiveFrom(Span,flags)  R5 TryReceiveFrom(byte[],int,int,flags,IPEndPointNonAlloc,out ReceivedDatagram)  R6 TryReceiveFrom(Span,out ReceivedDatagram,flags)");
             Console.WriteLine("                 B1 DatagramBatch.Receive(socket)  B2 DatagramBatch.Receive(socket, 200)   (-MM MultiMessage, -SC SingleCalls; batches of " + Receiver.BatchCapacity + ")");
