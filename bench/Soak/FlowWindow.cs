@@ -23,6 +23,9 @@ namespace WhereAllocation.Bench.Soak
         internal FlowWindow(int limit)
         {
             Limit = limit;
+            // ManualResetEventSlim makes its lock object (24 B) the first time a Wait blocks rather than spins; a
+            // blocking wait here makes it now, so it cannot land on the sending thread's count in a measured segment.
+            _room.Wait(50);
         }
 
         internal int Limit { get; }
