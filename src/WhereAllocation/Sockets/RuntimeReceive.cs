@@ -37,6 +37,8 @@ namespace WhereAllocation
         /// </summary>
         internal static bool WaitUntilReady(Socket socket)
         {
+            // Most calls find a datagram queued: answer before reading ReceiveTimeout, which boxes on Mono (48 B).
+            if (IsReady(socket)) return true;
             int timeout = socket.ReceiveTimeout;
             long start = Stopwatch.GetTimestamp();
             while (true)
