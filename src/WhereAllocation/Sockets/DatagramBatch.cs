@@ -514,11 +514,10 @@ namespace WhereAllocation
         private int ReceiveNative(Socket socket, int timeoutMilliseconds)
         {
             SafeHandle handle = SocketHandles.Get(socket);
-            bool socketAdded = false, memoryAdded = false;
+            bool socketAdded = false;
             try
             {
                 handle.DangerousAddRef(ref socketAdded); // throws ObjectDisposedException for a disposed socket
-                _memory.DangerousAddRef(ref memoryAdded); // a concurrent Dispose frees the block only after this call
                 IntPtr raw = handle.DangerousGetHandle();
                 long start = timeoutMilliseconds > 0 ? Stopwatch.GetTimestamp() : 0;
                 while (true)
@@ -537,7 +536,6 @@ namespace WhereAllocation
             }
             finally
             {
-                if (memoryAdded) _memory.DangerousRelease();
                 if (socketAdded) handle.DangerousRelease();
             }
         }
@@ -595,17 +593,15 @@ namespace WhereAllocation
                 return SendLoop(socket, IntPtr.Zero, null, blocking, 0);
 
             SafeHandle handle = SocketHandles.Get(socket);
-            bool socketAdded = false, memoryAdded = false;
+            bool socketAdded = false;
             try
             {
                 handle.DangerousAddRef(ref socketAdded);
-                _memory.DangerousAddRef(ref memoryAdded);
                 int flags = !blocking && Platform.Os != OsFamily.Windows ? OsConstants.MsgDontWait : 0;
                 return SendLoop(socket, handle.DangerousGetHandle(), handle, blocking, flags);
             }
             finally
             {
-                if (memoryAdded) _memory.DangerousRelease();
                 if (socketAdded) handle.DangerousRelease();
             }
         }
