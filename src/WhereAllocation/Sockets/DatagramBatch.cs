@@ -691,6 +691,8 @@ namespace WhereAllocation
         /// Frees the native memory, from any thread. Later calls throw <see cref="ObjectDisposedException"/>. A call
         /// in progress on another thread keeps the memory until it returns (it ends in success or in
         /// ObjectDisposedException), then frees it; the spans the batch handed out are not kept (see the class remarks).
+        /// A <see cref="Receive(Socket, int)"/> waiting on another thread is such a call: it keeps the memory until a
+        /// datagram comes, its timeout passes or its socket is disposed, so dispose the socket first to end it at once.
         /// </summary>
         public void Dispose()
         {
