@@ -26,7 +26,7 @@ namespace WhereAllocation
     /// sending) counts itself in before its first access and out after its last, and a Dispose frees the memory
     /// only when no member is counted in (else the last one out frees it): a member ends in success or in
     /// <see cref="ObjectDisposedException"/>, and the batch never touches freed memory. The count costs each
-    /// such member two interlocked operations (about 10 ns per call on CoreCLR and on Mono here).</para>
+    /// such member two interlocked operations (10-15 ns per call on CoreCLR and on Mono here).</para>
     /// <para>The spans a batch hands out (<see cref="GetDatagram(int)"/>, the buffer of
     /// <see cref="TryAdd(int, in EndPointKey, out Span{byte})"/>) point into its native memory and hold no
     /// reference: they are valid until the next <see cref="Receive(Socket)"/>, <see cref="Clear"/> or
