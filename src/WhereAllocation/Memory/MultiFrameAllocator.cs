@@ -152,13 +152,16 @@ namespace WhereAllocation.Memory
         /// </summary>
         public Action<LeakReport>? LeakHandler { get; set; }
 
+        // Not inlined, here and in AllocateCleared: the captured site skips exactly this frame, so it starts at the caller.
         /// <inheritdoc />
+        [MethodImpl(MethodImplOptions.NoInlining)]
         public override void* Allocate(nuint size, nuint alignment) => Allocate(size, alignment, false, _captureSites ? new StackTrace(1, true) : null);
 
         /// <summary>
         /// Zeroes the memory where a concurrent <see cref="NativeAllocator.Dispose()"/> cannot free it meanwhile:
         /// a slot under the lock (at most 16 KiB), a large block before it is recorded.
         /// </summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
         internal override void* AllocateCleared(nuint size, nuint alignment) => Allocate(size, alignment, true, _captureSites ? new StackTrace(1, true) : null);
 
         private void* Allocate(nuint size, nuint alignment, bool clear, StackTrace? site)
