@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
-# against a Debug build of the library, the same suite on Mono, the native leak check under valgrind,
+# against a Debug build of the library, the same suite on Mono, the dispose-race tests again on both
+# runtimes with glibc unmapping freed blocks at once, the native leak check under valgrind,
 # the C reference programs' loopback self-test, the datagram server sample's invariants on both
 # runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT, ILLink-trimmed on Mono). Ends with one
 # "N passed, N failed" line.
@@ -47,6 +48,17 @@ dotnet build tests/WhereAllocation.Tests.Mono -c Release -v quiet -nologo >"$log
 timeout 900 mono --debug tests/WhereAllocation.Tests.Mono/bin/Release/netstandard2.1/WhereAllocation.Tests.Mono.dll 2>&1 | tee "$log/mono.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(mono)
 line=$(grep -E "^mono: [0-9]+ passed" "$log/mono.txt" | tail -1)
+p=$(sed -nE 's/^mono: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== Dispose races again, with MALLOC_MMAP_THRESHOLD_=131072: glibc then maps each block of 128 KiB or more on its own and"
+echo "   unmaps it at free, so a write after free faults instead of passing silently (CoreCLR, then Mono)"
+MALLOC_MMAP_THRESHOLD_=131072 dotnet test tests/WhereAllocation.Tests -c Release --no-build --filter "FullyQualifiedName~DisposeRace" --logger "console;verbosity=minimal" 2>&1 | tee "$log/race-coreclr.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(race-coreclr)
+count_dotnet_test "$log/race-coreclr.txt"
+MALLOC_MMAP_THRESHOLD_=131072 timeout 600 mono --debug tests/WhereAllocation.Tests.Mono/bin/Release/netstandard2.1/WhereAllocation.Tests.Mono.dll DisposeRace 2>&1 | tee "$log/race-mono.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(race-mono)
+line=$(grep -E "^mono: [0-9]+ passed" "$log/race-mono.txt" | tail -1)
 p=$(sed -nE 's/^mono: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 

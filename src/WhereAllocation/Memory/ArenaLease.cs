@@ -10,6 +10,14 @@ namespace WhereAllocation.Memory
     /// returned after it was returned throws <see cref="InvalidOperationException"/>, whichever copy of the
     /// struct is used.
     /// </summary>
+    /// <remarks>
+    /// One thread at a time, the return included: a lease may be handed from thread to thread, but it is
+    /// returned by the thread that used it last, after its last use. Returning it while another thread is
+    /// still in a call on it is the caller's race, and it cannot be made safe by counting calls: a returned
+    /// arena is rewound and rented again at once, so its memory is reused rather than freed. (No owner thread
+    /// is enforced: that would forbid the hand-off.) The
+    /// pool's own <see cref="ArenaPool.Dispose"/> never touches a rented arena, so it is safe at any time.
+    /// </remarks>
     public readonly unsafe struct ArenaLease : IDisposable
     {
         private readonly Arena? _arena;

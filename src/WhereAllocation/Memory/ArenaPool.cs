@@ -17,7 +17,9 @@ namespace WhereAllocation.Memory
     ///     ...native call...
     /// } // returned here
     /// </code>
-    /// Any thread may rent and return; one arena is used by one thread at a time. Renting and returning
+    /// Any thread may rent and return; one arena is used by one thread at a time. <see cref="Dispose"/> may
+    /// come from any thread at any time: it frees only idle arenas, under the pool's lock, and a rented arena
+    /// stays usable until it is returned, then is freed. Renting and returning
     /// allocate no managed memory once the pool holds as many arenas as were ever rented at once.
     /// </summary>
     public sealed class ArenaPool : IDisposable

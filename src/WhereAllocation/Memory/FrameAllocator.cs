@@ -13,6 +13,12 @@ namespace WhereAllocation.Memory
     /// </summary>
     /// <remarks>
     /// One thread at a time: like a per-thread temp allocator, it has no lock. Give each thread its own.
+    /// <see cref="NativeAllocator.Dispose()"/> is the exception: it may come from any thread, also during a
+    /// call, and the blocks are freed once no call that touches them (<see cref="Reset"/>, a clearing or
+    /// overflowing allocation, <see cref="Owns"/>, <see cref="NativeBytes"/>) is in progress; those calls count
+    /// themselves in and out with two interlocked operations. The allocation fast path, a pointer bump, does
+    /// not: it touches no native memory, and after Dispose it falls through to a slow path that throws
+    /// <see cref="ObjectDisposedException"/>.
     /// <see cref="Free(void*)"/> only checks that the pointer is this frame's and does nothing else.
     /// A <see cref="NativeView{T}"/> from this allocator throws when used after <see cref="Reset"/> (always
     /// on); a raw pointer cannot be checked, so Debug builds of the library fill the used part of the block
@@ -33,7 +39,7 @@ namespace WhereAllocation.Memory
         private nuint _highWater;
         private long _frame;
         private long _overflowBlocksTotal;
-        private bool _disposed;
+        private DisposeGuard _guard;     // the calls that touch the blocks, so that Dispose from another thread frees after them
 
         private struct OverflowHeader
         {
@@ -87,14 +93,27 @@ namespace WhereAllocation.Memory
         {
             get
             {
-                if (_disposed) return 0;
-                long total = (long)_blockSize;
-                for (byte* b = _overflow; b != null; b = ((OverflowHeader*)b)->Previous) total += (long)(((OverflowHeader*)b)->Size + HeaderSize);
-                return total;
+                if (!_guard.TryEnter()) return 0;
+                try
+                {
+                    long total = (long)_blockSize;
+                    for (byte* b = _overflow; b != null; b = ((OverflowHeader*)b)->Previous) total += (long)(((OverflowHeader*)b)->Size + HeaderSize);
+                    return total;
+                }
+                finally
+                {
+                    Exit();
+                }
             }
         }
 
         /// <inheritdoc />
+        /// <remarks>
+        /// The fast path is a pointer bump that reads no native memory and takes no reference: after
+        /// <see cref="NativeAllocator.Dispose()"/> its limit is 0, so the call falls through to the slow path,
+        /// which throws <see cref="ObjectDisposedException"/>. An allocation racing with a Dispose on another
+        /// thread may return memory that the Dispose then frees: that use is the caller's race.
+        /// </remarks>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public override void* Allocate(nuint size, nuint alignment)
         {
@@ -112,45 +131,76 @@ namespace WhereAllocation.Memory
         [MethodImpl(MethodImplOptions.NoInlining)]
         private void* AllocateOverflow(nuint size, nuint alignment)
         {
-            if (_disposed) MemoryErrors.ThrowDisposed(Name);
-            // Each overflow block is at least as large as the main block and large enough for this request.
-            nuint need = size + alignment - 1;
-            nuint blockSize = need > _blockSize ? need : _blockSize;
-            byte* block = (byte*)NativeHeap.Alloc(blockSize + HeaderSize);
-            ((OverflowHeader*)block)->Previous = _overflow;
-            ((OverflowHeader*)block)->Size = blockSize;
-            _overflow = block;
-            _overflowBlocksTotal++;
-            _retiredBytes += _cursor - (nuint)_current - (_current == _block ? 0 : HeaderSize);
-            _current = block;
-            _cursor = (nuint)block + HeaderSize;
-            _limit = _cursor + blockSize;
-            nuint start = AlignUp(_cursor, alignment);
-            _cursor = start + size;
-            return (void*)start;
+            Enter();
+            try
+            {
+                // Each overflow block is at least as large as the main block and large enough for this request.
+                nuint need = size + alignment - 1;
+                nuint blockSize = need > _blockSize ? need : _blockSize;
+                byte* block = (byte*)NativeHeap.Alloc(blockSize + HeaderSize);
+                ((OverflowHeader*)block)->Previous = _overflow;
+                ((OverflowHeader*)block)->Size = blockSize;
+                _overflow = block;
+                _overflowBlocksTotal++;
+                _retiredBytes += _cursor - (nuint)_current - (_current == _block ? 0 : HeaderSize);
+                _current = block;
+                _cursor = (nuint)block + HeaderSize;
+                _limit = _cursor + blockSize;
+                nuint start = AlignUp(_cursor, alignment);
+                _cursor = start + size;
+                return (void*)start;
+            }
+            finally
+            {
+                Exit();
+            }
+        }
+
+        /// <summary>Zeroes the memory while holding the blocks, so that a Dispose on another thread frees them only afterwards.</summary>
+        internal override void* AllocateCleared(nuint size, nuint alignment)
+        {
+            Enter();
+            try
+            {
+                void* pointer = Allocate(size, alignment);
+                Clear(pointer, size);
+                return pointer;
+            }
+            finally
+            {
+                Exit();
+            }
         }
 
         /// <summary>
         /// Ends the frame: every allocation made since the last reset is given back at once, overflow blocks
         /// are freed, views of this frame's memory stop working, and the high-water mark is updated.
         /// </summary>
+        /// <exception cref="ObjectDisposedException">The allocator was disposed.</exception>
         public void Reset()
         {
-            if (_disposed) MemoryErrors.ThrowDisposed(Name);
-            nuint used = (nuint)BytesUsed;
-            if (used > _highWater) _highWater = used;
+            Enter();
+            try
+            {
+                nuint used = (nuint)BytesUsed;
+                if (used > _highWater) _highWater = used;
 #if DEBUG
-            // Poison what this frame used, so a raw pointer kept past Reset reads 0xDD rather than stale data.
-            nuint mainUsed = _current == _block ? _cursor - (nuint)_block : _blockSize;
-            new Span<byte>(_block, (int)mainUsed).Fill(0xDD);
+                // Poison what this frame used, so a raw pointer kept past Reset reads 0xDD rather than stale data.
+                nuint mainUsed = _current == _block ? _cursor - (nuint)_block : _blockSize;
+                new Span<byte>(_block, (int)mainUsed).Fill(0xDD);
 #endif
-            FreeOverflow();
-            _current = _block;
-            _cursor = (nuint)_block;
-            _limit = (nuint)_block + _blockSize;
-            _retiredBytes = 0;
-            _frame++;
-            ViewGeneration++;
+                FreeOverflow();
+                _current = _block;
+                _cursor = (nuint)_block;
+                _limit = (nuint)_block + _blockSize;
+                _retiredBytes = 0;
+                _frame++;
+                ViewGeneration++;
+            }
+            finally
+            {
+                Exit();
+            }
         }
 
         private void FreeOverflow()
@@ -166,16 +216,41 @@ namespace WhereAllocation.Memory
         }
 
         /// <summary>Checks that <paramref name="pointer"/> is memory of this frame; frame memory is only given back by <see cref="Reset"/>.</summary>
+        /// <exception cref="ArgumentNullException">pointer is null.</exception>
+        /// <exception cref="ArgumentException">pointer is not memory of this frame.</exception>
+        /// <exception cref="ObjectDisposedException">The allocator was disposed.</exception>
         public override void Free(void* pointer)
         {
             if (pointer == null) MemoryErrors.ThrowNull(Name);
-            if (!Owns(pointer)) MemoryErrors.ThrowNotOwned(Name, pointer);
+            Enter();
+            bool owned;
+            try
+            {
+                owned = OwnsHeld(pointer);
+            }
+            finally
+            {
+                Exit();
+            }
+            if (!owned) MemoryErrors.ThrowNotOwned(Name, pointer);
         }
 
         /// <inheritdoc />
         public override bool Owns(void* pointer)
         {
-            if (_disposed) return false;
+            if (!_guard.TryEnter()) return false;
+            try
+            {
+                return OwnsHeld(pointer);
+            }
+            finally
+            {
+                Exit();
+            }
+        }
+
+        private bool OwnsHeld(void* pointer)
+        {
             nuint p = (nuint)pointer;
             nuint mainEnd = _current == _block ? _cursor : (nuint)_block + _blockSize;
             if (p >= (nuint)_block && p < mainEnd) return true;
@@ -190,22 +265,44 @@ namespace WhereAllocation.Memory
 
         internal override string DescribeExpiredView(int generation)
         {
-            return _disposed
+            return _guard.IsDisposed
                 ? "frame memory used after its FrameAllocator was disposed."
                 : "frame memory used after Reset(): the view was made in an earlier frame (" + (ViewGeneration - generation) + " reset(s) ago).";
         }
 
-        /// <inheritdoc />
+        /// <summary>Counts in a call that touches the blocks; throws once the allocator is disposed.</summary>
+        private void Enter()
+        {
+            if (!_guard.TryEnter()) MemoryErrors.ThrowDisposed(Name);
+        }
+
+        /// <summary>Counts the call out, and frees the blocks when a Dispose came meanwhile and this was the last call.</summary>
+        private void Exit()
+        {
+            if (_guard.Exit()) FreeBlocks();
+        }
+
+        /// <summary>
+        /// Marks the allocator disposed, from any thread: the blocks are freed now, or by the last call still
+        /// using them when it ends (<see cref="Reset"/>, a clearing or overflowing allocation, <see cref="Owns"/>).
+        /// </summary>
         protected override void Dispose(bool disposing)
         {
-            if (_disposed) return;
-            _disposed = true;
+            if (!_guard.TryMarkDisposed(out bool freeNow)) return;
+            _limit = 0; // the bump fast path fails from now on, and its slow path throws ObjectDisposedException
+            ViewGeneration++;
+            if (freeNow) FreeBlocks();
+        }
+
+        /// <summary>Runs once, when the allocator is disposed and no call holds the blocks.</summary>
+        private void FreeBlocks()
+        {
+            _limit = 0;
+            _cursor = 0;
+            _current = null;
             FreeOverflow();
             NativeHeap.FreeAligned(_block);
             _block = null;
-            _current = null;
-            _cursor = 0;
-            _limit = 0;
             ViewGeneration++;
         }
     }

@@ -16,7 +16,11 @@ namespace WhereAllocation.Memory
     /// <see cref="CaptureAllocationSites"/> is on, the stack that made it).
     /// </summary>
     /// <remarks>
-    /// Thread-safe: any thread may allocate and free (a job started on one thread frees on another).
+    /// Thread-safe: any thread may allocate and free (a job started on one thread frees on another), and
+    /// <see cref="NativeAllocator.Dispose()"/> may come from any thread at any time: every call reads and writes
+    /// the slots' headers and the free lists under the lock that Dispose takes to free the chunks, and a clearing
+    /// allocation zeroes a slot under that lock (a large block before it is recorded); after Dispose, every call
+    /// throws <see cref="ObjectDisposedException"/> (<see cref="Owns"/> answers false).
     /// Every allocation has a 16-byte header at the start of its slot that records its state; freeing checks
     /// it (always on), so a pointer freed twice or not made here throws instead of corrupting the lists. A
     /// slot freed and then handed out again cannot be told from the new allocation, as with any allocator.
@@ -148,14 +152,24 @@ namespace WhereAllocation.Memory
         /// </summary>
         public Action<LeakReport>? LeakHandler { get; set; }
 
+        // Not inlined, here and in AllocateCleared: the captured site skips exactly this frame, so it starts at the caller.
         /// <inheritdoc />
-        public override void* Allocate(nuint size, nuint alignment)
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        public override void* Allocate(nuint size, nuint alignment) => Allocate(size, alignment, false, _captureSites ? new StackTrace(1, true) : null);
+
+        /// <summary>
+        /// Zeroes the memory where a concurrent <see cref="NativeAllocator.Dispose()"/> cannot free it meanwhile:
+        /// a slot under the lock (at most 16 KiB), a large block before it is recorded.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal override void* AllocateCleared(nuint size, nuint alignment) => Allocate(size, alignment, true, _captureSites ? new StackTrace(1, true) : null);
+
+        private void* Allocate(nuint size, nuint alignment, bool clear, StackTrace? site)
         {
             if (!MemoryErrors.IsValid(size, alignment)) MemoryErrors.ThrowBadRequest(size, alignment);
             nuint front = alignment > 16 ? alignment : 16;
             nuint need = front + size;
-            StackTrace? site = _captureSites ? new StackTrace(1, true) : null;
-            if (need > MaxSlot || size > uint.MaxValue) return AllocateLarge(size, alignment, site);
+            if (need > MaxSlot || size > uint.MaxValue) return AllocateLarge(size, alignment, site, clear);
             int cls = ClassOf(need);
             byte* user;
             byte* slot;
@@ -184,6 +198,7 @@ namespace WhereAllocation.Memory
             _liveByFrame[_frame & _ringMask]++;
             Count(size);
             if (site != null) _sites![(IntPtr)user] = site;
+            if (clear) Clear(user, size);
             _gate.Exit();
             return user;
         }
@@ -244,11 +259,12 @@ namespace WhereAllocation.Memory
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private void* AllocateLarge(nuint size, nuint alignment, StackTrace? site)
+        private void* AllocateLarge(nuint size, nuint alignment, StackTrace? site, bool clear)
         {
             nuint front = alignment > 16 ? alignment : 16;
             byte* block = (byte*)NativeHeap.AllocAligned(size + front, front);
             byte* user = block + front;
+            if (clear) Clear(user, size);
             Header* h = (Header*)(user - 16);
             h->Tag = LiveTag;
             h->Size = size > uint.MaxValue ? uint.MaxValue : (uint)size;
@@ -277,6 +293,11 @@ namespace WhereAllocation.Memory
             if (pointer == null) MemoryErrors.ThrowNull(Name);
             nuint p = (nuint)pointer;
             _gate.Enter();
+            if (_disposed)
+            {
+                _gate.Exit();
+                MemoryErrors.ThrowDisposed(Name);
+            }
             if (_chunks.TryGet(p & ~(ChunkSize - 1), out nuint cls, out _))
             {
                 nuint slotSize = (nuint)1 << (MinSlotShift + (int)cls);

@@ -74,12 +74,13 @@ namespace WhereAllocation.Memory
         /// <exception cref="ArgumentNullException">pointer is null.</exception>
         /// <exception cref="ArgumentException">this allocator did not allocate pointer.</exception>
         /// <exception cref="InvalidOperationException">pointer was already freed.</exception>
+        /// <exception cref="ObjectDisposedException">the allocator was disposed (everything it handed out is freed).</exception>
         public abstract void Free(void* pointer);
 
         /// <summary>Same as <see cref="Free(void*)"/>.</summary>
         public void Free(IntPtr pointer) => Free((void*)pointer);
 
-        /// <summary>True when <paramref name="pointer"/> lies in memory this allocator currently hands out.</summary>
+        /// <summary>True when <paramref name="pointer"/> lies in memory this allocator currently hands out; false once it is disposed.</summary>
         public abstract bool Owns(void* pointer);
 
         /// <summary><paramref name="count"/> elements of <typeparamref name="T"/>, aligned for <typeparamref name="T"/>, not cleared.</summary>
@@ -93,17 +94,43 @@ namespace WhereAllocation.Memory
         /// <summary><paramref name="count"/> elements of <typeparamref name="T"/> as a span; cleared when <paramref name="clear"/> is true.</summary>
         public Span<T> AllocateSpan<T>(int count, bool clear = false) where T : unmanaged
         {
-            var span = new Span<T>(Allocate<T>(count), count);
-            if (clear) span.Clear();
-            return span;
+            return new Span<T>(clear ? AllocateCleared<T>(count) : Allocate<T>(count), count);
         }
 
         /// <summary><paramref name="count"/> elements of <typeparamref name="T"/> as a lifetime-checked view; cleared when <paramref name="clear"/> is true.</summary>
         public NativeView<T> AllocateView<T>(int count, bool clear = false) where T : unmanaged
         {
-            T* pointer = Allocate<T>(count);
-            if (clear) new Span<T>(pointer, count).Clear();
-            return new NativeView<T>(pointer, count, this);
+            return new NativeView<T>(clear ? AllocateCleared<T>(count) : Allocate<T>(count), count, this);
+        }
+
+        private T* AllocateCleared<T>(int count) where T : unmanaged
+        {
+            if (count <= 0) MemoryErrors.ThrowBadCount(count);
+            return (T*)AllocateCleared((nuint)count * (nuint)sizeof(T), AlignOf<T>.Value);
+        }
+
+        /// <summary>
+        /// <see cref="Allocate(nuint, nuint)"/>, then zeroes the memory. The allocators that another thread may
+        /// dispose meanwhile override this, so that the zeroing never writes into memory the dispose has freed.
+        /// </summary>
+        internal virtual void* AllocateCleared(nuint size, nuint alignment)
+        {
+            void* pointer = Allocate(size, alignment);
+            Clear(pointer, size);
+            return pointer;
+        }
+
+        /// <summary>Zeroes <paramref name="size"/> bytes, in pieces a span can hold.</summary>
+        internal static void Clear(void* pointer, nuint size)
+        {
+            byte* p = (byte*)pointer;
+            while (size != 0)
+            {
+                int piece = size > int.MaxValue ? int.MaxValue : (int)size;
+                new Span<byte>(p, piece).Clear();
+                p += piece;
+                size -= (nuint)piece;
+            }
         }
 
         /// <summary>Frees the memory of a view that this allocator made.</summary>
@@ -118,7 +145,13 @@ namespace WhereAllocation.Memory
             return "this view's memory is no longer valid: its " + Name + " was reset, returned or disposed since the view was made.";
         }
 
-        /// <summary>Frees all native memory the allocator holds. Pointers and spans from it must not be used afterwards.</summary>
+        /// <summary>
+        /// Frees all native memory the allocator holds; later calls throw <see cref="ObjectDisposedException"/>
+        /// (<see cref="Owns"/> answers false). It may come from any thread, also while another thread is in a call:
+        /// the allocator's own work on its memory (bookkeeping, clearing, a frame's reset) finishes before the
+        /// memory is freed. Pointers, spans and views it handed out must not be used afterwards: one still in use
+        /// on another thread when Dispose frees it is the caller's race, as with any pooled buffer.
+        /// </summary>
         public void Dispose()
         {
             Dispose(true);

@@ -12,6 +12,13 @@ namespace WhereAllocation.Memory
     /// persistent allocators are not invalidated by <c>Free</c>. A view is a plain value: copying it copies
     /// the reference, not the memory.
     /// </summary>
+    /// <remarks>
+    /// The check catches a use after the lifetime ended on the same thread, or on a thread that learnt of the
+    /// end (a lock, a join, a queue). It cannot make a use that races with a <c>Reset</c>, a return or a
+    /// <c>Dispose</c> on another thread safe: the view holds no reference, and the memory it gave out
+    /// (<see cref="AsSpan"/>, <see cref="Pointer"/>, an element's ref) outlives the check. That race is the
+    /// caller's, as with any pooled buffer; the library itself writes nothing through a view.
+    /// </remarks>
     public readonly unsafe struct NativeView<T> where T : unmanaged
     {
         private readonly T* _pointer;

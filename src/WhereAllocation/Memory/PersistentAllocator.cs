@@ -11,7 +11,10 @@ namespace WhereAllocation.Memory
     /// checks: freeing a pointer not made here, or freeing twice, throws instead of corrupting the heap.
     /// </summary>
     /// <remarks>
-    /// Thread-safe. <see cref="Shared"/> is the process-wide instance for library code (sockaddr storage,
+    /// Thread-safe, <see cref="NativeAllocator.Dispose()"/> included: every call works on the table and the
+    /// blocks under one short lock, and a block being cleared for <c>AllocateSpan</c>/<c>AllocateView</c> is
+    /// cleared before it is recorded, so a Dispose on another thread never frees memory under the allocator's
+    /// own hands. <see cref="Shared"/> is the process-wide instance for library code (sockaddr storage,
     /// batch slots); make an instance of your own to account for a subsystem's memory separately, and
     /// dispose it to free whatever it still holds.
     /// </remarks>
@@ -61,13 +64,19 @@ namespace WhereAllocation.Memory
         public long TotalFrees => Volatile.Read(ref _totalFrees);
 
         /// <inheritdoc />
-        public override void* Allocate(nuint size, nuint alignment)
+        public override void* Allocate(nuint size, nuint alignment) => Allocate(size, alignment, false);
+
+        /// <summary>Zeroes the block before it is recorded, while a concurrent <see cref="NativeAllocator.Dispose()"/> cannot know of it yet.</summary>
+        internal override void* AllocateCleared(nuint size, nuint alignment) => Allocate(size, alignment, true);
+
+        private void* Allocate(nuint size, nuint alignment, bool clear)
         {
             if (!MemoryErrors.IsValid(size, alignment)) MemoryErrors.ThrowBadRequest(size, alignment);
             if (_disposed) MemoryErrors.ThrowDisposed(Name);
             // malloc already gives 16 bytes (8 on 32-bit): the aligned allocator only when more is asked.
             bool aligned = alignment > NativeHeap.MallocAlignment;
             void* pointer = aligned ? NativeHeap.AllocAligned(size, alignment) : NativeHeap.Alloc(size);
+            if (clear) Clear(pointer, size);
             _gate.Enter();
             if (_disposed)
             {

@@ -71,80 +71,62 @@ namespace WhereAllocation
         /// </summary>
         private int ReceiveOnRuntimePath(Socket socket, int timeoutMilliseconds)
         {
-            bool memoryAdded = false;
-            try
+            long start = timeoutMilliseconds > 0 ? System.Diagnostics.Stopwatch.GetTimestamp() : 0;
+            while (true)
             {
-                _memory.DangerousAddRef(ref memoryAdded);
-                long start = timeoutMilliseconds > 0 ? System.Diagnostics.Stopwatch.GetTimestamp() : 0;
-                while (true)
+                int received = 0;
+                while (received < _capacity)
                 {
-                    int received = 0;
-                    while (received < _capacity)
-                    {
-                        var buffer = new Span<byte>(_buffers + (long)received * _stride, _slotSize);
-                        ReceivedDatagram datagram;
-                        try
-                        {
-                            if (!SocketExtensions.Receive(socket, null, 0, buffer, SocketFlags.None, false, null, out datagram)) break;
-                        }
-                        catch (SocketException e) when (received > 0)
-                        {
-                            _deferredError = e.SocketErrorCode; // keep what was taken; report this next time
-                            break;
-                        }
-                        int nameLength = datagram.RemoteEndPoint.WriteSockaddr(new Span<byte>(_names + received * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
-                        Store(received, datagram.Length, datagram.Truncated, nameLength);
-                        received++;
-                    }
-                    if (received > 0) return received;
-                    int remaining = Remaining(start, timeoutMilliseconds);
-                    if (remaining == 0) return 0;
-                    int slice = remaining < 0 ? RuntimeWaitSliceMilliseconds : Math.Min(remaining, RuntimeWaitSliceMilliseconds);
+                    var buffer = new Span<byte>(_buffers + (long)received * _stride, _slotSize);
+                    ReceivedDatagram datagram;
                     try
                     {
-                        socket.Poll(slice * 1000, SelectMode.SelectRead); // throws ObjectDisposedException once the socket is disposed
+                        if (!SocketExtensions.Receive(socket, null, 0, buffer, SocketFlags.None, false, null, out datagram)) break;
                     }
-                    catch (SocketException)
+                    catch (SocketException e) when (received > 0)
                     {
-                        RuntimeReceive.ThrowIfDisposed(socket); // Windows ends the Poll of a socket disposed meanwhile with an error
-                        throw;
+                        _deferredError = e.SocketErrorCode; // keep what was taken; report this next time
+                        break;
                     }
+                    int nameLength = datagram.RemoteEndPoint.WriteSockaddr(new Span<byte>(_names + received * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
+                    Store(received, datagram.Length, datagram.Truncated, nameLength);
+                    received++;
                 }
-            }
-            finally
-            {
-                if (memoryAdded) _memory.DangerousRelease();
+                if (received > 0) return received;
+                int remaining = Remaining(start, timeoutMilliseconds);
+                if (remaining == 0) return 0;
+                int slice = remaining < 0 ? RuntimeWaitSliceMilliseconds : Math.Min(remaining, RuntimeWaitSliceMilliseconds);
+                try
+                {
+                    socket.Poll(slice * 1000, SelectMode.SelectRead); // throws ObjectDisposedException once the socket is disposed
+                }
+                catch (SocketException)
+                {
+                    RuntimeReceive.ThrowIfDisposed(socket); // Windows ends the Poll of a socket disposed meanwhile with an error
+                    throw;
+                }
             }
         }
 
         /// <summary>The runtime's own send, slot after slot; stops at the first that fails, with its error.</summary>
         private int SendSingleCallsOnRuntimePath(Socket socket, int start, int end, out SocketError error)
         {
-            bool memoryAdded = false;
-            try
+            for (int i = start; i < end; i++)
             {
-                _memory.DangerousAddRef(ref memoryAdded);
-                for (int i = start; i < end; i++)
+                var payload = new ReadOnlySpan<byte>(_buffers + (long)i * _stride, (int)_messages[i].Length);
+                EndPointKey remote = ReadEndPoint(i);
+                try
                 {
-                    var payload = new ReadOnlySpan<byte>(_buffers + (long)i * _stride, (int)_messages[i].Length);
-                    EndPointKey remote = ReadEndPoint(i);
-                    try
-                    {
-                        SocketExtensions.Send(socket, null, 0, payload, SocketFlags.None, remote);
-                    }
-                    catch (SocketException e)
-                    {
-                        error = e.SocketErrorCode;
-                        return i - start;
-                    }
+                    SocketExtensions.Send(socket, null, 0, payload, SocketFlags.None, remote);
                 }
-                error = SocketError.Success;
-                return end - start;
+                catch (SocketException e)
+                {
+                    error = e.SocketErrorCode;
+                    return i - start;
+                }
             }
-            finally
-            {
-                if (memoryAdded) _memory.DangerousRelease();
-            }
+            error = SocketError.Success;
+            return end - start;
         }
     }
 }
