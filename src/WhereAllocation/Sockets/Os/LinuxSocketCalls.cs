@@ -21,11 +21,13 @@ namespace WhereAllocation
         private const int SoSndBuf = 7;
         private const int SoRcvBuf = 8;
         private const int SoRcvTimeo = 20;
+        private const int SoReusePort = 15;     // Linux 3.9+
         private const int SoMemInfo = 55;       // Linux 4.6+: u32 sk_meminfo[SK_MEMINFO_VARS]
         private const int MemInfoRmemAlloc = 0; // bytes queued for receiving
         private const int MemInfoDrops = 8;     // SK_MEMINFO_DROPS: datagrams dropped (Linux 4.15+)
         private const int IpProtoIPv6 = 41;
         private const int IPv6V6Only = 26;
+        private const int CpuSetWords = 16;     // a cpu_set_t of glibc and musl: 1024 bits
         private const short PollIn = 0x1;
         private const short PollOut = 0x4;
         private const short PollHup = 0x10;
@@ -145,6 +147,27 @@ namespace WhereAllocation
             if (Libc.GetSockOpt((int)socket, SolSocket, SoMemInfo, memInfo, &length) != 0) return;
             if (length > MemInfoRmemAlloc * sizeof(uint)) queuedBytes = (int)memInfo[MemInfoRmemAlloc];
             if (length > MemInfoDrops * sizeof(uint)) dropped = memInfo[MemInfoDrops];
+        }
+
+        // ----- SO_REUSEPORT groups and thread affinity -----
+
+        internal override string? BalancedGroupUnsupported => null;
+
+        internal override SocketError JoinBalancedGroup(IntPtr socket)
+        {
+            int on = 1;
+            return Libc.SetSockOpt((int)socket, SolSocket, SoReusePort, &on, sizeof(int)) == 0 ? SocketError.Success : FromErrno(Marshal.GetLastWin32Error());
+        }
+
+        internal override string? ThreadPinningUnsupported => null;
+
+        internal override SocketError PinCurrentThread(int cpu)
+        {
+            // pid 0 is the calling thread: Linux keeps an affinity mask per thread.
+            ulong* mask = stackalloc ulong[CpuSetWords];
+            for (int i = 0; i < CpuSetWords; i++) mask[i] = 0;
+            mask[cpu >> 6] = 1UL << (cpu & 63);
+            return Libc.SchedSetAffinity(0, (nuint)(CpuSetWords * sizeof(ulong)), mask) == 0 ? SocketError.Success : FromErrno(Marshal.GetLastWin32Error());
         }
 
         // ----- recvmmsg / sendmmsg -----
