@@ -29,6 +29,9 @@ namespace WhereAllocation
 
         private static readonly bool s_callsWork = s_os.Probe();
 
+        /// <summary>True when the OS's own calls answer through P/Invoke in this process (a known OS, its C library reached).</summary>
+        internal static bool OsCallsWork => s_callsWork;
+
         /// <summary>True when the native path can run here: a known OS whose socket library P/Invoke reaches, and a way to the socket's handle.</summary>
         internal static bool IsSupported => s_callsWork && SocketHandles.Available;
 
@@ -183,6 +186,24 @@ namespace WhereAllocation
                 error = s_os.DisableAddressSharing(raw);
                 // Not fatal: the receive consumes reset reports on unconnected sockets anyway.
                 if (error == SocketError.Success) s_os.DisableResetReports(raw);
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+            if (error != SocketError.Success) throw new SocketException((int)error);
+        }
+
+        /// <summary>Makes an unbound socket a member of a balanced group (Linux: SO_REUSEPORT); see <see cref="DatagramShards"/>.</summary>
+        internal static void JoinBalancedGroup(Socket socket)
+        {
+            SocketError error;
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                error = s_os.JoinBalancedGroup(handle.DangerousGetHandle());
             }
             finally
             {
