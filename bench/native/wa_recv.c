@@ -455,7 +455,7 @@ int main(int argc, char **argv)
                       (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
     double cpu_sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
                      (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    fprintf(stderr, "wa-recv: cpu user=%.3f sys=%.3f cpu_ns_per_datagram=%.1f\n",
+    fprintf(stderr, "wa-recv: cpu user=%.6f sys=%.6f cpu_ns_per_datagram=%.1f\n",
             cpu_user, cpu_sys,
             st.received ? (cpu_user + cpu_sys) * 1e9 / (double)st.received : 0.0);
 

@@ -435,7 +435,7 @@ int main(int argc, char **argv)
                       (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
     double cpu_sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
                      (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    fprintf(stderr, "wa-shards: cpu user=%.3f sys=%.3f cpu_ns_per_datagram=%.1f\n", cpu_user, cpu_sys,
+    fprintf(stderr, "wa-shards: cpu user=%.6f sys=%.6f cpu_ns_per_datagram=%.1f\n", cpu_user, cpu_sys,
             all.received ? (cpu_user + cpu_sys) * 1e9 / (double)all.received : 0.0);
     fprintf(stderr, "wa-shards: stopped by drained; calls=%llu datagrams_per_call=%.2f\n",
             (unsigned long long)all.calls, all.calls ? (double)all.received / (double)all.calls : 0.0);
