@@ -42,7 +42,7 @@ namespace WhereAllocation
             {
                 // What a server's receive loop runs per datagram, kept to one call below this one and no struct
                 // copies: on Mono every call, struct copy and cache line touched shows in datagrams per second.
-                long length = NativeDatagramIO.Receive(socket, buffer, offset, size, socketFlags, true, remoteEndPoint);
+                long length = NativeDatagramIO.Receive(socket, buffer, offset, size, socketFlags, remoteEndPoint);
                 if (length > size) throw new SocketException((int)SocketError.MessageSize);
                 return (int)length;
             }
