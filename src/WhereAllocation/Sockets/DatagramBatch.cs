@@ -26,12 +26,16 @@ namespace WhereAllocation
     /// sending) counts itself in before its first access and out after its last, and a Dispose frees the memory
     /// only when no member is counted in (else the last one out frees it): a member ends in success or in
     /// <see cref="ObjectDisposedException"/>, and the batch never touches freed memory. The count costs each
-    /// such member two interlocked operations (10-15 ns per call on CoreCLR and on Mono here).</para>
+    /// such member two interlocked operations (10-15 ns per call on CoreCLR and on Mono here). A loop that reads every
+    /// received datagram pays them once with <see cref="BeginRead"/>: its <see cref="Reader"/> counts the batch in for the
+    /// whole loop.</para>
     /// <para>The spans a batch hands out (<see cref="GetDatagram(int)"/>, the buffer of
     /// <see cref="TryAdd(int, in EndPointKey, out Span{byte})"/>) point into its native memory and hold no
     /// reference: they are valid until the next <see cref="Receive(Socket)"/>, <see cref="Clear"/> or
     /// <see cref="Dispose"/> of the batch. Reading or writing one while another thread disposes the batch is the
-    /// caller's race, as with any pooled buffer: be done with the spans before the batch is disposed.</para>
+    /// caller's race, as with any pooled buffer: be done with the spans before the batch is disposed. The spans of an open
+    /// <see cref="Reader"/> are the exception: the reader keeps the memory until it ends, whoever disposes the batch (end the
+    /// reader before disposing the batch on the same thread, or the memory waits for the finalizer).</para>
     /// <para>Endpoints: an IPv4 sender seen through a dual-mode socket is an IPv4-mapped IPv6 key
     /// (as <see cref="SocketExtensions"/> reports it); an IPv4 recipient is sent IPv4-mapped from an
     /// IPv6 socket, and an IPv4-mapped recipient as IPv4 from an IPv4 socket.</para>
@@ -229,6 +233,7 @@ namespace WhereAllocation
         public void Clear()
         {
             ThrowIfDisposed();
+            EndReader();
             _count = 0;
             _nextToSend = 0;
             _failed = 0;
@@ -476,6 +481,7 @@ namespace WhereAllocation
                 _deferredError = SocketError.Success;
                 throw new SocketException((int)error);
             }
+            EndReader(); // the received datagrams replace what a reader would still read
             EnterBlock();
             try
             {
