@@ -249,10 +249,11 @@ namespace WhereAllocation.Samples.DatagramServer
                         int received = batch.Receive(_socket); // never waits: the queue was filled before the gate opened
                         if (received == 0) break;
                         last = Stopwatch.GetTimestamp();
+                        using DatagramBatch.Reader reader = batch.BeginRead();
                         for (int i = 0; i < received; i++)
                         {
-                            ReadOnlySpan<byte> datagram = batch.GetDatagram(i);
-                            if (batch.IsTruncated(i))
+                            ReadOnlySpan<byte> datagram = reader.GetDatagram(i, out bool truncated);
+                            if (truncated)
                             {
                                 Corrupt++;
                                 continue;
