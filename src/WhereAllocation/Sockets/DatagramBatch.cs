@@ -75,7 +75,8 @@ namespace WhereAllocation
         private int _count;          // datagrams in the batch: slots 0 .. _count-1
         private int _nextToSend;     // first slot Send has not tried yet
         private int _failed;         // slots Send tried and the OS (or the family check) refused
-        private int _touched;        // slots whose headers a call may have changed since the last Receive
+        private int _addedSince;     // slots filled for sending (their iovec lengths may be cut) since the last Receive
+        private int _receivedSince;  // slots a receive filled (their msg_namelen is the sender's) since the last Receive
         private SocketError _deferredError; // SingleCalls: an error met after datagrams were taken, reported next time
         private volatile bool _disposed;
         // The calls in progress that touch the block (see EnterBlock): two interlocked operations per call, which
@@ -440,7 +441,7 @@ namespace WhereAllocation
             message.Header.NameLength = (uint)remote.WriteSockaddr(new Span<byte>(_names + index * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
             _sendErrors[index] = 0;
             _count = index + 1;
-            if (_touched < _count) _touched = _count;
+            if (_addedSince < _count) _addedSince = _count;
         }
 
         // ----- receiving -----
@@ -502,21 +503,26 @@ namespace WhereAllocation
                 : ReceiveNative(socket, timeoutMilliseconds);
             _count = received;
             _nextToSend = received; // received datagrams are not for sending
-            if (_touched < received) _touched = received;
+            if (_receivedSince < received) _receivedSince = received;
             return received;
         }
 
-        /// <summary>Restores what the last calls changed in the headers that a receive reads, and empties the batch.</summary>
+        /// <summary>
+        /// Restores what the last calls changed in the headers that a receive reads, and empties the batch. A receive reads a
+        /// slot's msg_namelen (its room for the sender) and its iovec's length; it only writes msg_len and msg_flags. So a slot a
+        /// receive filled needs its msg_namelen back, and only a slot filled for sending needs its iovec back too.
+        /// </summary>
         private void PrepareForReceive()
         {
-            for (int i = 0; i < _touched; i++)
+            int i = 0;
+            for (; i < _addedSince; i++)
             {
                 _messages[i].Header.NameLength = SockaddrLayout.StorageSize;
-                _messages[i].Header.Flags = 0;
-                _messages[i].Length = 0;
                 _iovecs[i].Length = (nuint)_slotSize;
             }
-            _touched = 0;
+            for (; i < _receivedSince; i++) _messages[i].Header.NameLength = SockaddrLayout.StorageSize;
+            _addedSince = 0;
+            _receivedSince = 0;
             _count = 0;
             _nextToSend = 0;
             _failed = 0;
