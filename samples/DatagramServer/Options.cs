@@ -71,8 +71,8 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
                      (default 5 in drain mode, 1 in stream mode)
   --methods LIST     comma-separated rows to run (default: all this runtime can run):
                      alloc-baseline, managed-nonalloc, library, library-batch,
-                     dotnet-socketaddress, raw-pinvoke (for scale: the least a C# receive
-                     can do on this runtime), c-recvfrom, c-recvmmsg
+                     dotnet-socketaddress, raw-pinvoke and raw-recvmmsg (for scale: the least a
+                     C# receive can do on this runtime, one datagram or 64 per call), c-recvfrom, c-recvmmsg
   --out DIR          where results.csv, summary.csv, results.md, results.svg, details.csv, rounds.csv,
                      shards.csv and tick.csv go (default: results/<runtime label> under the current folder)
   --runtime-label L  the runtime column of the results (default: coreclr or mono, detected)

@@ -146,7 +146,9 @@ namespace WhereAllocation.Samples.DatagramServer
             foreach (ResultRow r in report.Rows)
                 r.RatioToCRecvfrom = cRow != null && cRow.DatagramsPerSecond > 0 ? r.DatagramsPerSecond / cRow.DatagramsPerSecond : (double?)null;
             AddComparison(report, "the library's own cost, one datagram per call", "library", "raw-pinvoke");
-            AddComparison(report, "the library's own cost, batches", "library-batch", "c-recvmmsg");
+            AddComparison(report, "the library's own cost, batches", "library-batch", "raw-recvmmsg");
+            AddComparison(report, "batches against C", "library-batch", "c-recvmmsg");
+            AddComparison(report, "the runtime's share in batches (P/Invoke, decode and check in JIT code)", "raw-recvmmsg", "c-recvmmsg");
             AddComparison(report, "one datagram per call against C", "library", "c-recvfrom");
             AddComparison(report, "the runtime's share (P/Invoke, decode and check in JIT code)", "raw-pinvoke", "c-recvfrom");
             AddComparison(report, "batches against C's one call per datagram", "library-batch", "c-recvfrom");

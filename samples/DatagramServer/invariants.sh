@@ -57,11 +57,11 @@ fi
 for runtime in coreclr mono; do
   if [ "$runtime" = coreclr ]; then
     run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll)
-    methods=(alloc-baseline managed-nonalloc library library-batch dotnet-socketaddress raw-pinvoke c-recvfrom c-recvmmsg)
+    methods=(alloc-baseline managed-nonalloc library library-batch dotnet-socketaddress raw-pinvoke raw-recvmmsg c-recvfrom c-recvmmsg)
     absent=()
   else
     run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll)
-    methods=(alloc-baseline managed-nonalloc library library-batch raw-pinvoke c-recvfrom c-recvmmsg)
+    methods=(alloc-baseline managed-nonalloc library library-batch raw-pinvoke raw-recvmmsg c-recvfrom c-recvmmsg)
     absent=(dotnet-socketaddress)
   fi
   dir="$out/$runtime"
