@@ -352,7 +352,7 @@ namespace WhereAllocation
         [MethodImpl(MethodImplOptions.NoInlining)]
         private EndPointKey ParseEndPoint(byte* name, uint length, ulong head, ulong middle, ulong tail, uint last)
         {
-            EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(name, (int)length), NativeDatagramIO.Format, out EndPointKey key);
+            EndPointKey.TryReadSockaddr(name, (int)length, NativeDatagramIO.Format, out EndPointKey key);
             _cachedLength = length;
             _cachedHead = head;
             _cachedMiddle = middle;

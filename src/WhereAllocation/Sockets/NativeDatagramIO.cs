@@ -133,15 +133,15 @@ namespace WhereAllocation
 
             if (received >= 0)
             {
-                var sockaddr = new ReadOnlySpan<byte>(address, addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize);
+                int sockaddrLength = addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize;
                 if (into != null)
                 {
-                    into.SetCurrentFromSockaddr(sockaddr, Format);
+                    into.SetCurrentFromSockaddr(address, sockaddrLength, Format);
                     sender = default;
                 }
                 else
                 {
-                    EndPointKey.TryReadSockaddr(sockaddr, Format, out sender);
+                    EndPointKey.TryReadSockaddr(address, sockaddrLength, Format, out sender);
                 }
                 return received;
             }
