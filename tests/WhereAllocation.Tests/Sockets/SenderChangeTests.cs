@@ -96,7 +96,10 @@ namespace WhereAllocation.Tests
             }
         }
 
-        /// <summary>A receiving server and three clients, each on its own port (and, for IPv4, its own address).</summary>
+        /// <summary>
+        /// A receiving server and three clients, each on its own port (and, for IPv4, its own address where the
+        /// host sends from it: not under Wine, see <see cref="Loopback.SourceOf"/>).
+        /// </summary>
         private sealed class Senders : IDisposable
         {
             private readonly Socket[] _clients = new Socket[3];
@@ -131,7 +134,7 @@ namespace WhereAllocation.Tests
                 Keys = new EndPointKey[_clients.Length];
                 for (int i = 0; i < _clients.Length; i++)
                 {
-                    EndPointKey key = EndPointKey.FromIPEndPoint((IPEndPoint)_clients[i].LocalEndPoint!);
+                    EndPointKey key = Loopback.SourceOf(_clients[i]);
                     Keys[i] = family == Family.DualMode ? key.MapToIPv6() : key; // as the server sees it
                 }
             }
