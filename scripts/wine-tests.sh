@@ -10,6 +10,7 @@
 #                                               10-90 s under Wine, where every socket call is slow)
 #                         WINE_CLASS_TIME_LIMIT seconds per Wine process (default 600)
 #                         WINE_TEST_JOBS        classes run at once (default 2)
+#                         WINE_TEST_CLASSES     only these classes (full names, space-separated)
 #                         WINE_TESTS_DIR        where the build and the Wine prefix go (default artifacts/wine)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +98,13 @@ for listing in list-classes list; do
   fi
 done
 mapfile -t classes <"$logs/list-classes.txt"
+if [ -n "${WINE_TEST_CLASSES:-}" ]; then
+  read -r -a wanted <<<"$WINE_TEST_CLASSES"
+  for class in "${wanted[@]}"; do
+    grep -qxF "$class" "$logs/list-classes.txt" || fail_setup "no test class named $class"
+  done
+  classes=("${wanted[@]}")
+fi
 [ ${#classes[@]} -gt 0 ] || fail_setup "no test classes found"
 
 # Number of tests of class $1 after the test named $2 (all of them when $2 is empty), in the runner's order.
