@@ -22,6 +22,7 @@ namespace WhereAllocation.Tests
         [InlineData(Family.DualMode, 0)]
         public void ClosingOneShardKeepsWhatTheOthersQueued(Family family, int closed)
         {
+            if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
             using var traffic = new ShardTraffic(family, Shards, Clients);
             int[] shardOf = traffic.Discover(-1);
             var scratch = new byte[ShardTraffic.DatagramBytes];
@@ -97,6 +98,7 @@ namespace WhereAllocation.Tests
         [Fact]
         public void DisposeClosesEveryShardAndEndsAWaitingReceive()
         {
+            if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
             var traffic = new ShardTraffic(Family.IPv4, 2, 1);
             Exception? ended = null;
             var waiting = new Thread(() =>
