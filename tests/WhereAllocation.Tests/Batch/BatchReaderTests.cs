@@ -23,6 +23,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode)]
         public void TheReaderReadsWhatTheBatchReads(DatagramBatchMode mode, Family family)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var pair = new Loopback(family);
             using var sender = new DatagramBatch(32, 512, mode);
             using var batch = new DatagramBatch(32, 64, mode); // 64-byte slots: the longer payloads arrive cut
@@ -118,6 +119,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void ReadingThroughAReaderAllocatesNothing(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var pair = new Loopback(Family.DualMode);
             using var sender = new DatagramBatch(8, 64, mode);
             using var batch = new DatagramBatch(8, 64, mode);
@@ -159,6 +161,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void OneBatchSendsThenReceivesOnBothFamilies(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var v4 = new Loopback(Family.IPv4);
             using var v6 = new Loopback(Family.IPv6);
             using var batch = new DatagramBatch(8, 256, mode);
