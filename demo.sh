@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The datagram server demo: builds samples/DatagramServer, runs it on CoreCLR and then on Mono (each run
-# under a minute on a 2-core machine), and prints both result tables. Results: results/coreclr/ and
-# results/mono/ (results.csv, results.md, results.svg, details.csv, tick.csv). Extra arguments go to
-# both runs, e.g. ./demo.sh --mode drain, or ./demo.sh --help.
+# under a minute on a 2-core machine), and prints both result tables: drain mode, every method in 5
+# interleaved rounds (median and spread), then 1..N shards on one port, then the game-frame scenario.
+# Results: results/coreclr/ and results/mono/ (results.md, summary.csv, rounds.csv, shards.csv, results.csv,
+# details.csv, tick.csv, results.svg). Extra arguments go to both runs, e.g. ./demo.sh --mode stream (the
+# view under a saturating sender), ./demo.sh --rounds 9, or ./demo.sh --help.
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/ensure-tools.sh || exit 1

@@ -9,11 +9,11 @@ cc=${CC:-cc}
 flags="-std=gnu11 -O2 -Wall -Wextra -Werror ${EXTRA_CFLAGS:-}"
 
 mkdir -p "$out"
-for prog in wa-sender:wa_sender.c wa-recv:wa_recv.c wa-vectors:wa_vectors.c; do
+for prog in wa-sender:wa_sender.c wa-recv:wa_recv.c wa-shards:wa_shards.c wa-vectors:wa_vectors.c; do
     name=${prog%%:*}
     src=${prog#*:}
     # shellcheck disable=SC2086  # flags is a word list on purpose
-    if ! $cc $flags -o "$out/$name" "$here/$src"; then
+    if ! $cc $flags -o "$out/$name" "$here/$src" -pthread; then
         echo "build.sh: failed to build $name" >&2
         exit 1
     fi

@@ -47,13 +47,15 @@ key() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 #   corrupt = 0, duplicate = 0, and (unless EXTRA_CHECK says otherwise)
 #   out_of_range = 0.  EXTRA_CHECK is a shell expression evaluated with
 #   the variables received, drops, oor, sent, rseconds, sseconds set.
+#   A fifth argument names another receiver (wa-shards, which has no --idle-ms).
 run_pair() {
-    local name=$1 rargs=$2 sargs=$3 extra=${4:-'[ "$oor" = 0 ]'}
-    local ready="$tmp/$name.ready"
+    local name=$1 rargs=$2 sargs=$3 extra=${4:-'[ "$oor" = 0 ]'} prog=${5:-wa-recv}
+    local ready="$tmp/$name.ready" idle="--idle-ms 3000"
+    [ "$prog" = wa-recv ] || idle=""
     echo "== $name"
     # shellcheck disable=SC2086  # argument lists are split on purpose
-    timeout 60 "$bin/wa-recv" $rargs --cpu "$RCPU" --rcvbuf "$RCVBUF" \
-        --idle-ms 3000 --max-seconds 30 --ready-file "$ready" \
+    timeout 60 "$bin/$prog" $rargs --cpu "$RCPU" --rcvbuf "$RCVBUF" \
+        $idle --max-seconds 30 --ready-file "$ready" \
         >"$tmp/$name.rout" 2>"$tmp/$name.rerr" &
     recv_pid=$!
     local i=0
@@ -62,7 +64,7 @@ run_pair() {
     done
     if [ ! -s "$ready" ]; then
         wait "$recv_pid" 2>/dev/null; recv_pid=""
-        bad "$name" "wa-recv did not get ready: $(cat "$tmp/$name.rerr")"
+        bad "$name" "$prog did not get ready: $(cat "$tmp/$name.rerr")"
         return
     fi
     local port; port=$(cat "$ready")
@@ -118,7 +120,14 @@ for args in "--count 10 --method foo" "--count 10 --bind 0.0.0.0" "--count 0" \
     timeout 10 "$bin/wa-recv" $args >/dev/null 2>&1
     rc=$?; [ $rc -eq 2 ] || opt_fail="$opt_fail [wa-recv $args -> $rc]"
 done
-for args in "--port 9 --count 1 --host 10.0.0.1" "--port 9 --count 1 --size 23" \
+for args in "--count 10" "--shards 0 --count 10" "--shards 65 --count 10" "--shards 2" \
+            "--shards 2 --count 10 --bind dual" "--shards 2 --count 10 --drain"; do
+    # shellcheck disable=SC2086
+    timeout 10 "$bin/wa-shards" $args >/dev/null 2>&1
+    rc=$?; [ $rc -eq 2 ] || opt_fail="$opt_fail [wa-shards $args -> $rc]"
+done
+for args in "--port 9 --count 1 --sources 0" "--port 9 --count 1 --sources 1025" \
+            "--port 9 --count 1 --host 10.0.0.1" "--port 9 --count 1 --size 23" \
             "--port 9 --count 1 --size 1401" "--port 9 --count 1 --mode x" \
             "--port 0 --count 1" "--count 1" "--port 9 --count 2 --first-seq 9999999999"; do
     # shellcheck disable=SC2086
@@ -170,6 +179,23 @@ run_pair drain-recvfrom-plain-v6 \
     "--bind ::1 --method recvfrom --count 2000 --drain" \
     "--host ::1 --mode plain --count 2000" \
     '[ "$oor" = 0 ] && [ "$drops" = 0 ] && [ "$received" = 2000 ]'
+
+# wa-shards: a SO_REUSEPORT group drained in parallel; the sender's 256 source
+# ports spread the datagrams over every shard, and each shard's share must be
+# there (received + drops = sent over the group, no shard left empty)
+for args in "2 ::1" "3 127.0.0.1"; do
+    set -- $args
+    run_pair "shards-$1-recvmmsg-$2" \
+        "--shards $1 --bind $2 --method recvmmsg --batch 64 --count 9000" \
+        "--host $2 --mode gso --count 9000 --sources 256" \
+        '[ "$oor" = 0 ] && [ "$drops" = 0 ] && [ "$received" = 9000 ] && [ "$(key "$rline" shards)" = '"$1"' ] && [ "$(key "$rline" shard_received | tr , "\n" | grep -c "^[1-9]")" = '"$1"' ]' \
+        wa-shards
+done
+run_pair shards-2-recvfrom-mmsg-sender \
+    "--shards 2 --method recvfrom --count 4000" \
+    "--mode mmsg --count 4000 --sources 64" \
+    '[ "$oor" = 0 ] && [ "$drops" = 0 ] && [ "$received" = 4000 ] && [ "$(key "$rline" shard_received | tr , "\n" | grep -c "^[1-9]")" = 2 ]' \
+    wa-shards
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

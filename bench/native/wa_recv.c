@@ -34,6 +34,7 @@
 
 #include "wa_common.h"
 #include "wa_datagram.h"
+#include "wa_stats.h"
 
 #ifndef SO_RXQ_OVFL
 #define SO_RXQ_OVFL 40
@@ -50,20 +51,6 @@
 #define DRAIN_SETTLE_MS 100     /* --drain: unchanged this long = stopped growing */
 
 enum method { METHOD_RECVFROM, METHOD_RECVMMSG };
-
-struct stats {
-    uint64_t first_seq;   /* valid range is [first_seq, first_seq + count) */
-    uint64_t count;
-    uint8_t *seen;        /* bitmap, count bits */
-    uint64_t received;    /* every datagram read from the socket */
-    uint64_t corrupt;     /* truncated or failed wa_check */
-    uint64_t duplicate;   /* valid, in range, already seen */
-    uint64_t out_of_range;
-    uint64_t unique;      /* valid, in range, first time */
-    uint32_t drops_cmsg;  /* SO_RXQ_OVFL value of the last datagram */
-    uint64_t calls;       /* receive calls that returned datagrams */
-    int no_check;         /* --no-check: count only (truncation still counts as corrupt) */
-};
 
 static void usage(FILE *f)
 {
@@ -103,35 +90,6 @@ static uint32_t drops_from_cmsg(struct msghdr *m)
     return v;
 }
 
-static inline void account(struct stats *st, const uint8_t *buf, size_t len,
-                           int flags)
-{
-    st->received++;
-    if (st->no_check) {
-        if (flags & MSG_TRUNC)
-            st->corrupt++;
-        else
-            st->unique++;
-        return;
-    }
-    uint64_t seq;
-    if ((flags & MSG_TRUNC) || wa_check(buf, len, &seq) != WA_OK) {
-        st->corrupt++;
-        return;
-    }
-    if (seq < st->first_seq || seq - st->first_seq >= st->count) {
-        st->out_of_range++;
-        return;
-    }
-    uint64_t i = seq - st->first_seq;
-    uint8_t bit = (uint8_t)(1u << (i & 7));
-    if (st->seen[i >> 3] & bit) {
-        st->duplicate++;
-    } else {
-        st->seen[i >> 3] |= bit;
-        st->unique++;
-    }
-}
 
 /* Reads the socket's SO_MEMINFO counters; returns 0 on success. */
 static int read_meminfo(int fd, uint32_t *rmem, uint32_t *drops)
@@ -497,7 +455,7 @@ int main(int argc, char **argv)
                       (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
     double cpu_sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
                      (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    fprintf(stderr, "wa-recv: cpu user=%.3f sys=%.3f cpu_ns_per_datagram=%.1f\n",
+    fprintf(stderr, "wa-recv: cpu user=%.6f sys=%.6f cpu_ns_per_datagram=%.1f\n",
             cpu_user, cpu_sys,
             st.received ? (cpu_user + cpu_sys) * 1e9 / (double)st.received : 0.0);
 

@@ -11,6 +11,9 @@
  *
  * The socket is connected to the destination in every mode (a connected
  * UDP socket skips the route lookup per send), so sendto gets no address.
+ * With --sources K there are K such sockets, each on its own source port,
+ * taking turns: a SO_REUSEPORT receiver group (wa-shards) spreads senders
+ * by their address and port, so one socket would reach one shard only.
  *
  * A datagram is never skipped: ENOBUFS, EAGAIN and EINTR are retried after
  * sched_yield().  If no datagram at all could be sent for 10 seconds the
@@ -48,12 +51,15 @@
 #define GSO_MSGS 8             /* GSO messages per sendmmsg */
 #define GSO_MAX_BYTES 65507    /* largest UDP payload over IPv4, < 64 KiB */
 #define STALL_LIMIT_NS (10ull * 1000000000ull)
+#define MAX_SOURCES 1024
 
 enum mode { MODE_GSO, MODE_MMSG, MODE_PLAIN };
 static const char *const mode_names[] = { "gso", "mmsg", "plain" };
 
 struct sender {
-    int fd;
+    int fd;                                /* the socket sending now */
+    int fds[MAX_SOURCES];                  /* --sources: one socket per source port */
+    size_t sources, next_source;
     size_t size;
     enum mode mode;
     uint64_t last_progress_ns;
@@ -88,8 +94,9 @@ static void usage(FILE *f)
         "  --cpu K                pin to CPU K (K < 0: do not pin; default -1)\n"
         "  --mode gso|mmsg|plain  send method (default gso)\n"
         "  --first-seq Q          first sequence number (default 0)\n"
-        "  --rate R               datagrams per second, 0 = unlimited (default 0)\n",
-        WA_MIN_SIZE, WA_MAX_SIZE);
+        "  --rate R               datagrams per second, 0 = unlimited (default 0)\n"
+        "  --sources K            K sockets (source ports) taking turns, 1..%d (default 1)\n",
+        WA_MIN_SIZE, WA_MAX_SIZE, MAX_SOURCES);
 }
 
 /* Called after a failed send.  Returns 0 if the error is transient and the
@@ -242,7 +249,7 @@ static int setup_buffers(struct sender *s)
 int main(int argc, char **argv)
 {
     const char *host = "127.0.0.1";
-    long long port = -1, count = -1, size = 64, cpu = -1, rate = 0;
+    long long port = -1, count = -1, size = 64, cpu = -1, rate = 0, sources = 1;
     unsigned long long first_seq = 0;
     enum mode mode = MODE_GSO;
 
@@ -255,6 +262,7 @@ int main(int argc, char **argv)
         { "mode", required_argument, NULL, 'm' },
         { "first-seq", required_argument, NULL, 'q' },
         { "rate", required_argument, NULL, 'r' },
+        { "sources", required_argument, NULL, 'k' },
         { "help", no_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
@@ -272,6 +280,7 @@ int main(int argc, char **argv)
         case 'c': bad = wa_parse_i64(optarg, LLONG_MIN, LLONG_MAX, &cpu); break;
         case 'q': bad = wa_parse_u64(optarg, WA_MAX_SEQ, &first_seq); break;
         case 'r': bad = wa_parse_i64(optarg, 0, 1000000000LL, &rate); break;
+        case 'k': bad = wa_parse_i64(optarg, 1, MAX_SOURCES, &sources); break;
         case 'm':
             if (strcmp(optarg, "gso") == 0) mode = MODE_GSO;
             else if (strcmp(optarg, "mmsg") == 0) mode = MODE_MMSG;
@@ -324,15 +333,19 @@ int main(int argc, char **argv)
     static struct sender s; /* large; keep it off the stack */
     s.size = (size_t)size;
     s.mode = mode;
-    s.fd = socket(family, SOCK_DGRAM, 0);
-    if (s.fd < 0) {
-        perror("wa-sender: socket");
-        return 1;
+    s.sources = (size_t)sources;
+    for (size_t i = 0; i < s.sources; i++) {
+        s.fds[i] = socket(family, SOCK_DGRAM, 0);
+        if (s.fds[i] < 0) {
+            perror("wa-sender: socket");
+            return 1;
+        }
+        if (connect(s.fds[i], (struct sockaddr *)&dst, dlen) < 0) {
+            perror("wa-sender: connect");
+            return 1;
+        }
     }
-    if (connect(s.fd, (struct sockaddr *)&dst, dlen) < 0) {
-        perror("wa-sender: connect");
-        return 1;
-    }
+    s.fd = s.fds[0];
     if (setup_buffers(&s) < 0) {
         fprintf(stderr, "wa-sender: out of memory\n");
         return 1;
@@ -360,6 +373,18 @@ int main(int argc, char **argv)
         chunk_cap = MMSG_BATCH;
     else
         chunk_cap = 1024;
+    /* With several sources, each turn of a source sends about count/K
+     * datagrams (at least 1; at most one GSO message or sendmmsg batch), so
+     * that every source sends about as many as the others. */
+    if (s.sources > 1) {
+        size_t share = (size_t)((uint64_t)count / s.sources);
+        if (share < 1)
+            share = 1;
+        if (s.mode == MODE_GSO && chunk_cap > s.segs_per_msg)
+            chunk_cap = s.segs_per_msg;
+        if (chunk_cap > share)
+            chunk_cap = share;
+    }
     /* With a rate: bursts of about 0.5 ms worth of datagrams. */
     size_t burst = chunk_cap;
     if (rate > 0) {
@@ -404,11 +429,16 @@ int main(int argc, char **argv)
         if (r < 0)
             return 1;
         sent += n;
+        if (s.sources > 1) {
+            s.next_source = (s.next_source + 1) % s.sources;
+            s.fd = s.fds[s.next_source];
+        }
     }
     uint64_t t1 = wa_now_ns();
 
     printf("sent=%llu seconds=%.6f mode=%s\n", (unsigned long long)sent,
            (double)(t1 - t0) / 1e9, mode_names[s.mode]);
-    close(s.fd);
+    for (size_t i = 0; i < s.sources; i++)
+        close(s.fds[i]);
     return 0;
 }

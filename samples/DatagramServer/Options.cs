@@ -7,21 +7,23 @@ namespace WhereAllocation.Samples.DatagramServer
 {
     internal enum RunMode
     {
-        /// <summary>The sender runs at full speed while the receiver reads: the receiver's sustained rate.</summary>
-        Stream,
-        /// <summary>The sender fills the receive queue first, then the receiver drains it alone.</summary>
+        /// <summary>The sender fills the receive queue first, then the receiver drains it alone: the headline.</summary>
         Drain,
+        /// <summary>The sender runs at full speed while the receiver reads: the view under a saturating sender.</summary>
+        Stream,
     }
 
     /// <summary>The command line. <see cref="Help"/> is what --help prints.</summary>
     internal sealed class Options
     {
         public const long DefaultStreamCount = 2_000_000;
-        public const long DefaultDrainCount = 200_000;
+        public const long DefaultDrainCount = 60_000;
+        public const int DefaultDrainRounds = 5;
 
         public long Count { get; private set; }
         public int Size { get; private set; } = 64;
-        public RunMode Mode { get; private set; } = RunMode.Stream;
+        public RunMode Mode { get; private set; } = RunMode.Drain;
+        public int Rounds { get; private set; }
         public List<string>? Methods { get; private set; }
         public string? OutputDirectory { get; private set; }
         public string RuntimeLabel { get; private set; } = Machine.RuntimeLabel;
@@ -37,6 +39,10 @@ namespace WhereAllocation.Samples.DatagramServer
         public int TickFrames { get; private set; } = 20;
         public int TickClients { get; private set; } = 4;
         public int TickEntities { get; private set; } = 1000;
+        public List<int> ShardCounts { get; private set; } = DefaultShardCounts();
+        public int ShardFills { get; private set; } = 4;
+        public int ShardFill { get; private set; } = 6000;
+        public int Sources { get; private set; } = 1024;
         public string? NativeDirectory { get; private set; }
         public bool ShowHelp { get; private set; }
         public bool CheckFormat { get; private set; }
@@ -47,23 +53,28 @@ namespace WhereAllocation.Samples.DatagramServer
         public const string Help =
 @"DatagramServer - receives 64-byte text datagrams on loopback in every way this build can, side by side:
 decode (UTF-8) and check (format, Fletcher-32, sequence, duplicates) each one, count what the kernel
-dropped and what went missing after, and report datagrams/s, bytes allocated per datagram and GCs.
-With no options: stream mode, every method, then the game-frame (tick) scenario; under a minute.
+dropped and what went missing after, and report ns per datagram (median and spread over interleaved
+rounds), the receiver's CPU time per datagram, bytes allocated per datagram and GCs.
+With no options: drain mode, 5 interleaved rounds of every method, then the shard scenario (1..N shards
+on one port) and the game-frame (tick) scenario; under a minute.
 
 usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
        mono DatagramServer.dll [options]        (Mono, netstandard2.1 build)
 
-  --count N          datagrams per method (default 2000000 in stream mode, 200000 in drain mode)
+  --count N          datagrams per method and round (default 60000 in drain mode, 2000000 in stream mode)
   --size S           datagram size in bytes, 24..1400 (default 64)
-  --mode M           stream: the C sender saturates the receiver while it reads (default)
-                     drain:  the sender fills the receive queue first, then the receiver drains it
-                             alone, in rounds of --drain-round datagrams; only draining is timed
+  --mode M           drain:  the sender fills the receive queue first, then the receiver drains it
+                             alone, in fills of --drain-round datagrams; only draining is timed (default)
+                     stream: the C sender saturates the receiver while it reads
+  --rounds K         interleaved rounds: every method once per round, in the same order (method A, B, C,
+                     ..., A, B, C, ...); the tables give each method's median and spread over the rounds
+                     (default 5 in drain mode, 1 in stream mode)
   --methods LIST     comma-separated rows to run (default: all this runtime can run):
                      alloc-baseline, managed-nonalloc, library, library-batch,
-                     dotnet-socketaddress, raw-pinvoke (for scale: the least a C# receive
-                     can do on this runtime), c-recvfrom, c-recvmmsg
-  --out DIR          where results.csv, results.md, results.svg, details.csv and tick.csv go
-                     (default: results/<runtime label> under the current folder)
+                     dotnet-socketaddress, raw-pinvoke and raw-recvmmsg (for scale: the least a
+                     C# receive can do on this runtime, one datagram or 64 per call), c-recvfrom, c-recvmmsg
+  --out DIR          where results.csv, summary.csv, results.md, results.svg, details.csv, rounds.csv,
+                     shards.csv and tick.csv go (default: results/<runtime label> under the current folder)
   --runtime-label L  the runtime column of the results (default: coreclr or mono, detected)
   --rcvbuf BYTES     SO_RCVBUF to ask for on every receiving socket (default 8388608); the kernel
                      grants up to twice net.core.rmem_max and the granted value is reported
@@ -72,16 +83,22 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --warmup N         datagrams each C# method receives before it is measured (default 100000; 0 = none)
   --idle-ms M        a C# receiver that read nothing for M ms after the sender finished is stopped
                      (default 300; wa-recv gets at least 1000, as its clock starts at its first datagram)
-  --drain-round N    datagrams per round in drain mode (default 6000; must fit the receive queue)
+  --drain-round N    datagrams per queue fill in drain mode (default 6000; must fit the receive queue)
+  --shards LIST      shard counts of the shard scenario, e.g. 1,2,4 (default 1..the CPU count; 0 = skip it):
+                     one port served by N sockets (SO_REUSEPORT), each drained by its own pinned thread,
+                     the library (DatagramShards + DatagramBatch) beside bench/native's wa-shards
+  --shard-fills F    queue fills per shard count, receiver and round (default 4)
+  --shard-fill N     datagrams per shard in one fill (default 6000; all shards' queues are filled at once)
+  --sources K        source ports the sender spreads a shard fill over (default 1024)
   --tick-frames F    frames of the tick scenario (default 20; 0 = skip it)
   --tick-clients K   client sockets in the tick scenario (default 4)
   --tick-entities E  entity updates per client per frame (default 1000)
-  --receiver-cpu C   CPU the receiving thread is pinned to (default 0)
+  --receiver-cpu C   CPU the receiving thread is pinned to (default 0); shard i gets C + i (mod CPUs)
   --sender-cpu C     CPU the C sender is pinned to (default 1)
   --native-dir DIR   the bench/native folder (default: found above the program or the current folder)
-  --inject-corrupt K for tests: send K corrupted datagrams to every receiver before the sender starts;
-                     every row must then report exactly K corrupt in details.csv and still lost = 0
-                     (they arrive before the sender starts, so the timings of such a run mean nothing)
+  --inject-corrupt K for tests: send K corrupted datagrams to every receiver in the first round (and to
+                     every shard group once) before the sender starts; every row must then report exactly
+                     K corrupt in details.csv and still lost = 0 (the timings of such a run mean nothing)
   --check-format     for tests: check the datagram code against bench/native's test vectors and exit
   --help             this text
 
@@ -136,6 +153,11 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                     case "--warmup": o.WarmUp = Number(name, value, 0, 100_000_000); break;
                     case "--idle-ms": o.IdleMs = (int)Number(name, value, 50, 60_000); break;
                     case "--drain-round": o.DrainRound = (int)Number(name, value, 1, 1_000_000); break;
+                    case "--rounds": o.Rounds = (int)Number(name, value, 1, 1000); break;
+                    case "--shards": o.ShardCounts = ShardList(value); break;
+                    case "--shard-fills": o.ShardFills = (int)Number(name, value, 1, 1000); break;
+                    case "--shard-fill": o.ShardFill = (int)Number(name, value, 1, 1_000_000); break;
+                    case "--sources": o.Sources = (int)Number(name, value, 1, 1024); break;
                     case "--tick-frames": o.TickFrames = (int)Number(name, value, 0, 1_000_000); break;
                     case "--tick-clients": o.TickClients = (int)Number(name, value, 1, 64); break;
                     case "--tick-entities": o.TickEntities = (int)Number(name, value, 1, 100_000); break;
@@ -147,8 +169,30 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                 }
             }
             if (!countGiven) o.Count = o.Mode == RunMode.Drain ? DefaultDrainCount : DefaultStreamCount;
+            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Drain ? DefaultDrainRounds : 1;
             if (o.BufferSize <= o.Size) throw new ArgumentException("--buffer must be larger than --size, so that a longer datagram shows up as cut");
             return o;
+        }
+
+        /// <summary>1, 2, ... up to the CPU count: the design assumes no particular number of cores.</summary>
+        private static List<int> DefaultShardCounts()
+        {
+            var counts = new List<int>();
+            for (int n = 1; n <= Math.Min(Environment.ProcessorCount, 64); n++) counts.Add(n);
+            return counts;
+        }
+
+        private static List<int> ShardList(string value)
+        {
+            var counts = new List<int>();
+            if (value == "0") return counts;
+            foreach (string part in value.Split(new[] { ',' }, StringSplitOptions.RemoveEmptyEntries))
+            {
+                int n = (int)Number("--shards", part.Trim(), 1, 64);
+                if (!counts.Contains(n)) counts.Add(n);
+            }
+            if (counts.Count == 0) throw new ArgumentException("--shards needs at least one count (or 0 to skip the scenario)");
+            return counts;
         }
 
         private static long Number(string name, string value, long min, long max)

@@ -76,14 +76,18 @@ namespace WhereAllocation.Samples.DatagramServer
         {
             string output = options.ResolvedOutput;
             long rmemMax = Machine.ReceiveBufferMax;
+            bool drain = options.Mode == RunMode.Drain;
+            report.Rounds = options.Rounds;
             report.Workload = options.Size + "-byte datagrams, " + report.ModeName + " mode, "
-                + Numbers.Int(options.Count) + " per method; wa-sender (" + options.SenderMode + ") on CPU " + options.SenderCpu
+                + Numbers.Int(options.Rounds) + (options.Rounds == 1 ? " round" : " interleaved rounds") + " of " + Numbers.Int(options.Count) + " per method"
+                + (drain ? " (queue fills of " + Numbers.Int(options.DrainRound) + ")" : "")
+                + "; wa-sender (" + options.SenderMode + ") on CPU " + options.SenderCpu
                 + ", one receiving thread on CPU " + options.ReceiverCpu + "; SO_RCVBUF asked " + Numbers.Int(options.ReceiveBuffer)
-                + (rmemMax > 0 ? " (net.core.rmem_max " + Numbers.Int(rmemMax) + ")" : "")
-                + (options.Mode == RunMode.Drain ? "; rounds of " + Numbers.Int(options.DrainRound) : "");
+                + (rmemMax > 0 ? " (net.core.rmem_max " + Numbers.Int(rmemMax) + ")" : "");
+            report.Load = Machine.LoadAverage;
 
             Console.WriteLine("where-allocation DatagramServer on " + report.RuntimeDescription);
-            Console.WriteLine("machine: " + report.MachineDescription);
+            Console.WriteLine("machine: " + report.MachineDescription + "; load average " + report.Load);
             Console.WriteLine("workload: " + report.Workload);
             Console.WriteLine("library path: " + report.LibraryPath + "; results go to " + output);
             foreach (string absent in report.Absent) Console.WriteLine("absent: " + absent);
@@ -95,40 +99,68 @@ namespace WhereAllocation.Samples.DatagramServer
             Console.WriteLine("done");
 
             var progress = new Progress();
-            foreach (ReceiverMethod method in selected)
+            if (options.WarmUp > 0)
             {
-                ResultRow row;
-                if (method is ManagedMethod managed)
+                foreach (ReceiverMethod method in selected)
                 {
-                    if (options.WarmUp > 0)
-                    {
-                        // The same code as the measured run, progress included, so that on CoreCLR every method
-                        // involved has been compiled and promoted to its optimised tier before measuring: a
-                        // promotion allocates a few dozen bytes once on the thread that triggers it, and the
-                        // tiering delay restarts whenever a new method is compiled, even on another thread.
-                        ManagedRunner.Run(managed, options, tools, Math.Min(options.WarmUp, options.Count), progress);
-                        progress.Show(method.Name, "warmed up");
-                        System.Threading.Thread.Sleep(250);
-                    }
-                    row = ManagedRunner.Run(managed, options, tools, options.Count, progress);
+                    if (!(method is ManagedMethod managed)) continue;
+                    // The same code as the measured runs, progress included, so that every method involved is compiled
+                    // before anything is measured (on CoreCLR, tiering is off here: see DatagramServer.csproj).
+                    ManagedRunner.Run(managed, options, tools, Math.Min(options.WarmUp, options.Count), 0, progress);
+                    progress.Done(method.Name, "warmed up");
                 }
-                else
-                {
-                    row = NativeRunner.Run((NativeMethod)method, options, tools, progress);
-                }
-                report.Rows.Add(row);
-                progress.Done(method.Name, Numbers.Short(row.DatagramsPerSecond) + "/s, " + Numbers.Fixed(row.NsPerDatagram, 0) + " ns, "
-                    + (row.BytesPerDatagram == null ? "" : Numbers.Bytes(row.BytesPerDatagram) + " B/datagram, gen0 " + row.Gen0 + ", ")
-                    + "drops " + Numbers.Int(row.KernelDrops) + ", lost " + Numbers.Int(row.Lost) + (row.Clean ? "" : "  <-- NOT CLEAN (see details.csv)"));
+                System.Threading.Thread.Sleep(250);
             }
 
-            ResultRow? c = report.Rows.FirstOrDefault(r => r.Method == "c-recvfrom");
-            foreach (ResultRow r in report.Rows)
-                r.RatioToCRecvfrom = c != null && c.DatagramsPerSecond > 0 ? r.DatagramsPerSecond / c.DatagramsPerSecond : (double?)null;
+            // Interleaved rounds: every method once per round, in the same order, so that a slow spell of this shared
+            // machine falls on every method alike instead of on one.
+            var rounds = new Dictionary<string, List<ResultRow>>();
+            foreach (ReceiverMethod method in selected) rounds[method.Name] = new List<ResultRow>();
+            for (int round = 0; round < options.Rounds; round++)
+            {
+                int inject = round == 0 ? options.Inject : 0;
+                foreach (ReceiverMethod method in selected)
+                {
+                    ResultRow row = method is ManagedMethod managed
+                        ? ManagedRunner.Run(managed, options, tools, options.Count, inject, progress)
+                        : NativeRunner.Run((NativeMethod)method, options, tools, inject, progress);
+                    row.Round = round + 1;
+                    rounds[method.Name].Add(row);
+                    progress.Done(method.Name + (options.Rounds > 1 ? ", round " + (round + 1) : ""),
+                        Numbers.Fixed(row.NsPerDatagram, 0) + " ns, CPU " + (row.CpuNsPerDatagram == null ? "-" : Numbers.Fixed(row.CpuNsPerDatagram.Value, 0)) + " ns, "
+                        + (row.BytesPerDatagram == null ? "" : Numbers.Bytes(row.BytesPerDatagram) + " B/datagram, gen0 " + row.Gen0 + ", ")
+                        + "drops " + Numbers.Int(row.KernelDrops) + ", lost " + Numbers.Int(row.Lost) + (row.Clean ? "" : "  <-- NOT CLEAN (see rounds.csv)"));
+                }
+            }
 
+            foreach (ReceiverMethod method in selected)
+            {
+                report.Rows.Add(ResultRow.Combine(rounds[method.Name]));
+                report.RoundRows.AddRange(rounds[method.Name]);
+                report.Summaries.Add(new MethodSummary(method.Name, rounds[method.Name]));
+            }
+            MethodSummary? c = report.Summaries.FirstOrDefault(m => m.Method == "c-recvfrom");
+            foreach (MethodSummary summary in report.Summaries)
+                if (c != null) summary.RatioToCRecvfrom = new Comparison("", summary, c).Wall;
+            ResultRow? cRow = report.Rows.FirstOrDefault(r => r.Method == "c-recvfrom");
+            foreach (ResultRow r in report.Rows)
+                r.RatioToCRecvfrom = cRow != null && cRow.DatagramsPerSecond > 0 ? r.DatagramsPerSecond / cRow.DatagramsPerSecond : (double?)null;
+            AddComparison(report, "the library's own cost, one datagram per call", "library", "raw-pinvoke");
+            AddComparison(report, "the library's own cost, batches", "library-batch", "raw-recvmmsg");
+            AddComparison(report, "batches against C", "library-batch", "c-recvmmsg");
+            AddComparison(report, "the runtime's share in batches (P/Invoke, decode and check in JIT code)", "raw-recvmmsg", "c-recvmmsg");
+            AddComparison(report, "one datagram per call against C", "library", "c-recvfrom");
+            AddComparison(report, "the runtime's share (P/Invoke, decode and check in JIT code)", "raw-pinvoke", "c-recvfrom");
+            AddComparison(report, "batches against C's one call per datagram", "library-batch", "c-recvfrom");
+
+            if (options.ShardCounts.Count > 0)
+            {
+                if (DatagramShards.IsSupported) report.Shards.AddRange(ShardScenario.Run(options, tools, progress));
+                else report.Absent.Add("shards: DatagramShards.IsSupported is false here");
+            }
             if (options.TickFrames > 0) report.Tick.AddRange(TickScenario.Run(options, progress));
 
-            bool clean = report.Rows.All(r => r.Clean) && report.Tick.All(t => t.Lost == 0);
+            bool clean = report.RoundRows.All(r => r.Clean) && report.Shards.All(r => r.Clean) && report.Tick.All(t => t.Lost == 0);
             report.Verdict = clean
                 ? "every datagram the kernel accepted was received intact (lost = 0 in every row" + (options.Inject > 0 ? "; every injected corrupt datagram rejected" : "") + ")."
                 : "NOT CLEAN: some row lost, duplicated or misjudged datagrams; see the checks table.";
@@ -136,6 +168,9 @@ namespace WhereAllocation.Samples.DatagramServer
             Directory.CreateDirectory(output);
             Reports.WriteCsv(Path.Combine(output, "results.csv"), Reports.ResultsHeader, report.Rows.Select(Reports.ResultsLine));
             Reports.WriteCsv(Path.Combine(output, "details.csv"), Reports.DetailsHeader, report.Rows.Select(Reports.DetailsLine));
+            Reports.WriteCsv(Path.Combine(output, "summary.csv"), Reports.SummaryHeader, report.Summaries.Select(m => Reports.SummaryLine(report, m)));
+            Reports.WriteCsv(Path.Combine(output, "rounds.csv"), Reports.RoundsHeader, report.RoundRows.Select(Reports.RoundsLine));
+            if (report.Shards.Count > 0) Reports.WriteCsv(Path.Combine(output, "shards.csv"), Reports.ShardsHeader, report.Shards.Select(Reports.ShardsLine));
             if (report.Tick.Count > 0) Reports.WriteCsv(Path.Combine(output, "tick.csv"), Reports.TickHeader, report.Tick.Select(Reports.TickLine));
             string markdown = Reports.Markdown(report);
             File.WriteAllText(Path.Combine(output, "results.md"), markdown);
@@ -145,27 +180,64 @@ namespace WhereAllocation.Samples.DatagramServer
             Console.WriteLine();
             Console.WriteLine(ConsoleTable(report));
             Console.WriteLine("verdict: " + report.Verdict);
-            Console.WriteLine("wrote results.csv, details.csv, " + (report.Tick.Count > 0 ? "tick.csv, " : "") + "results.md, results.svg in " + output);
+            Console.WriteLine("wrote results.csv, summary.csv, rounds.csv, details.csv, " + (report.Shards.Count > 0 ? "shards.csv, " : "")
+                + (report.Tick.Count > 0 ? "tick.csv, " : "") + "results.md, results.svg in " + output);
             return clean ? 0 : 3;
+        }
+
+        private static void AddComparison(RunReport report, string label, string method, string baseline)
+        {
+            MethodSummary? a = report.Summaries.FirstOrDefault(m => m.Method == method);
+            MethodSummary? b = report.Summaries.FirstOrDefault(m => m.Method == baseline);
+            if (a != null && b != null) report.Comparisons.Add(new Comparison(label, a, b));
         }
 
         private static string ConsoleTable(RunReport report)
         {
             var lines = new List<string[]>
             {
-                new[] { "method", "sent", "drops", "received", "lost", "seconds", "datagrams/s", "ns/dgram", "B/dgram", "gen0", "gen1", "gen2", "x c-recvfrom" },
+                new[] { "method", "ns/dgram", "(min-max)", "CPU ns/dgram", "(min-max)", "datagrams/s", "x c-recvfrom", "B/dgram", "gen0", "drops", "lost" },
             };
-            foreach (ResultRow r in report.Rows)
+            foreach (MethodSummary m in report.Summaries)
             {
+                ResultRow all = report.Rows.First(r => r.Method == m.Method);
                 lines.Add(new[]
                 {
-                    r.Method, Numbers.Int(r.Sent), Numbers.Int(r.KernelDrops), Numbers.Int(r.Received), Numbers.Int(r.Lost),
-                    Numbers.Fixed(r.Seconds, 3), Numbers.Fixed(r.DatagramsPerSecond, 0), Numbers.Fixed(r.NsPerDatagram, 1),
-                    Dash(Numbers.Bytes(r.BytesPerDatagram)), Dash(Numbers.Optional(r.Gen0)), Dash(Numbers.Optional(r.Gen1)), Dash(Numbers.Optional(r.Gen2)),
-                    Dash(Numbers.Ratio(r.RatioToCRecvfrom)),
+                    m.Method, Numbers.Fixed(m.NsPerDatagram.Median, 0), Numbers.Fixed(m.NsPerDatagram.Min, 0) + "-" + Numbers.Fixed(m.NsPerDatagram.Max, 0),
+                    m.CpuNsPerDatagram.Count == 0 ? "-" : Numbers.Fixed(m.CpuNsPerDatagram.Median, 0),
+                    m.CpuNsPerDatagram.Count == 0 ? "-" : Numbers.Fixed(m.CpuNsPerDatagram.Min, 0) + "-" + Numbers.Fixed(m.CpuNsPerDatagram.Max, 0),
+                    Numbers.Fixed(m.MedianDatagramsPerSecond, 0), m.RatioToCRecvfrom == null ? "-" : Numbers.Ratio(m.RatioToCRecvfrom.Value.Median),
+                    Dash(Numbers.Bytes(all.BytesPerDatagram)), Dash(Numbers.Optional(all.Gen0)), Numbers.Int(all.KernelDrops), Numbers.Int(all.Lost),
                 });
             }
-            string table = Align(lines);
+            string table = "medians over " + report.Rounds + (report.Rounds == 1 ? " round" : " interleaved rounds") + "; drops, lost, B and gen0 over all of them\n" + Align(lines);
+            if (report.Comparisons.Count > 0)
+            {
+                var ratios = new List<string[]> { new[] { "ratio of rates, per round", "median", "(min-max)", "by CPU time", "(min-max)" } };
+                foreach (Comparison k in report.Comparisons)
+                {
+                    ratios.Add(new[]
+                    {
+                        k.Method + " / " + k.Baseline, Numbers.Fixed(k.Wall.Median, 3), Numbers.Fixed(k.Wall.Min, 3) + "-" + Numbers.Fixed(k.Wall.Max, 3),
+                        k.Cpu.Count == 0 ? "-" : Numbers.Fixed(k.Cpu.Median, 3), k.Cpu.Count == 0 ? "-" : Numbers.Fixed(k.Cpu.Min, 3) + "-" + Numbers.Fixed(k.Cpu.Max, 3),
+                    });
+                }
+                table += "\n" + Align(ratios);
+            }
+            if (report.Shards.Count > 0)
+            {
+                var shards = new List<string[]> { new[] { "shard receiver", "shards", "datagrams/s", "(min-max)", "x 1 shard", "CPU ns/dgram", "B/dgram", "smallest share", "drops", "lost" } };
+                foreach (ShardRow r in report.Shards)
+                {
+                    shards.Add(new[]
+                    {
+                        r.Receiver, Numbers.Int(r.Shards), Numbers.Fixed(r.Rate.Median, 0), Numbers.Fixed(r.Rate.Min, 0) + "-" + Numbers.Fixed(r.Rate.Max, 0),
+                        r.RatioToOneShard == null ? "-" : Numbers.Fixed(r.RatioToOneShard.Value.Median, 2) + " (" + Numbers.Fixed(r.RatioToOneShard.Value.Min, 2) + "-" + Numbers.Fixed(r.RatioToOneShard.Value.Max, 2) + ")", Numbers.Fixed(r.CpuNsPerDatagram.Median, 0),
+                        Dash(Numbers.Bytes(r.BytesPerDatagram)), Numbers.Fixed(r.SmallestShare, 2), Numbers.Int(r.KernelDrops), Numbers.Int(r.Lost),
+                    });
+                }
+                table += "\n" + Align(shards);
+            }
             if (report.Tick.Count > 0)
             {
                 var tick = new List<string[]> { new[] { "tick way", "datagrams/frame", "lost", "frames/s", "B/frame", "gen0", "gen1", "gen2" } };

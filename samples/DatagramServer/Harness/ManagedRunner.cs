@@ -17,7 +17,8 @@ namespace WhereAllocation.Samples.DatagramServer
         private static readonly TimeSpan SenderTimeout = TimeSpan.FromSeconds(120);
         private static readonly TimeSpan StopTimeout = TimeSpan.FromSeconds(10);
 
-        public static ResultRow Run(ManagedMethod method, Options options, NativeTools tools, long count, Progress? progress)
+        /// <summary>One run of <paramref name="method"/>: <paramref name="count"/> datagrams, <paramref name="inject"/> corrupted ones sent first.</summary>
+        public static ResultRow Run(ManagedMethod method, Options options, NativeTools tools, long count, int inject, Progress? progress)
         {
             using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -55,10 +56,10 @@ namespace WhereAllocation.Samples.DatagramServer
             var row = new ResultRow(options.RuntimeLabel, drain ? "drain" : "stream", method.Name)
             {
                 ReceiveBufferGranted = granted,
-                Injected = options.Inject,
+                Injected = inject,
             };
-            if (drain) Drain(row, run, receiver, socket, waker, receiverEndPoint, options, tools, count, progress);
-            else Stream(row, run, receiver, socket, waker, receiverEndPoint, options, tools, count, progress);
+            if (drain) Drain(row, run, receiver, socket, waker, receiverEndPoint, options, tools, count, inject, progress);
+            else Stream(row, run, receiver, socket, waker, receiverEndPoint, options, tools, count, inject, progress);
 
             if (!receiver.Join(StopTimeout)) throw new TimeoutException(method.Name + ": the receiving thread did not stop");
             if (run.Failure != null) throw new InvalidOperationException(method.Name + ": the receive loop failed: " + run.Failure.Message, run.Failure);
@@ -78,9 +79,9 @@ namespace WhereAllocation.Samples.DatagramServer
         }
 
         private static void Stream(ResultRow row, ReceiveRun run, Thread receiver, Socket socket, Socket waker, IPEndPoint to,
-            Options options, NativeTools tools, long count, Progress? progress)
+            Options options, NativeTools tools, long count, int inject, Progress? progress)
         {
-            Inject(waker, to, options);
+            Inject(waker, to, options.Size, inject);
             Process sender = tools.StartSender(to.Port, count, options.Size, 0, options.SenderCpu, options.SenderMode);
             while (!sender.WaitForExit(200))
                 progress?.Show(row.Method, Progress.Count(run.Read) + " read, " + Progress.Count(Linux.Drops(socket)) + " dropped by the kernel so far");
@@ -89,12 +90,12 @@ namespace WhereAllocation.Samples.DatagramServer
             row.SenderMode = sent.Mode;
             // Every datagram is now queued or dropped (a few may still be on their way through the kernel:
             // then the drop counter moves once more and the receiver ends by idle time instead of count).
-            run.SetTarget(sent.Sent + options.Inject - Linux.Drops(socket));
+            run.SetTarget(sent.Sent + inject - Linux.Drops(socket));
             row.KernelDrops = AwaitEnd(row, run, receiver, socket, waker, to, options, progress);
         }
 
         private static void Drain(ResultRow row, ReceiveRun run, Thread receiver, Socket socket, Socket waker, IPEndPoint to,
-            Options options, NativeTools tools, long count, Progress? progress)
+            Options options, NativeTools tools, long count, int inject, Progress? progress)
         {
             long sentTotal = 0;
             int rounds = 0;
@@ -102,13 +103,13 @@ namespace WhereAllocation.Samples.DatagramServer
             for (long first = 0; first < count && !stopped; first += options.DrainRound)
             {
                 long n = Math.Min(options.DrainRound, count - first);
-                if (first == 0) Inject(waker, to, options);
+                if (first == 0) Inject(waker, to, options.Size, inject);
                 Process sender = tools.StartSender(to.Port, n, options.Size, first, options.SenderCpu, options.SenderMode);
                 SenderResult sent = NativeTools.FinishSender(sender, SenderTimeout);
                 sentTotal += sent.Sent;
                 row.SenderMode = sent.Mode;
                 Settle(socket);
-                run.SetTarget(sentTotal + options.Inject - Linux.Drops(socket));
+                run.SetTarget(sentTotal + inject - Linux.Drops(socket));
                 run.OpenRound();
                 rounds++;
                 // Wait for the receiver to drain the round; if it stalls, something was lost: stop the run.
@@ -181,7 +182,7 @@ namespace WhereAllocation.Samples.DatagramServer
         }
 
         /// <summary>Waits until the socket's queue and drop counter stop moving: the kernel has finished with the last sends.</summary>
-        private static void Settle(Socket socket)
+        public static void Settle(Socket socket)
         {
             Linux.TryReadMemInfo(socket, out long drops, out long queued);
             for (int i = 0; i < 200; i++)
@@ -194,14 +195,14 @@ namespace WhereAllocation.Samples.DatagramServer
             }
         }
 
-        /// <summary>--inject-corrupt: datagrams of the right size with one byte changed, which every receiver must reject.</summary>
-        public static void Inject(Socket from, EndPoint to, Options options)
+        /// <summary>--inject-corrupt: <paramref name="count"/> datagrams of the right size with one byte changed, which every receiver must reject.</summary>
+        public static void Inject(Socket from, EndPoint to, int size, int count)
         {
-            var datagram = new byte[options.Size];
-            for (int k = 0; k < options.Inject; k++)
+            var datagram = new byte[size];
+            for (int k = 0; k < count; k++)
             {
-                WaFormat.Fill(datagram, 0, options.Size, k);
-                int position = k % options.Size;
+                WaFormat.Fill(datagram, 0, size, k);
+                int position = k % size;
                 datagram[position] = (byte)(datagram[position] == (byte)'x' ? 'y' : 'x');
                 from.SendTo(datagram, to);
             }

@@ -18,10 +18,11 @@ namespace WhereAllocation.Samples.DatagramServer
         private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(120);
         private static int s_readyFiles;
 
-        public static ResultRow Run(NativeMethod method, Options options, NativeTools tools, Progress progress)
+        /// <summary>One run of <paramref name="method"/>: <c>--count</c> datagrams, <paramref name="inject"/> corrupted ones sent first.</summary>
+        public static ResultRow Run(NativeMethod method, Options options, NativeTools tools, int inject, Progress progress)
         {
             bool drain = options.Mode == RunMode.Drain;
-            var row = new ResultRow(options.RuntimeLabel, drain ? "drain" : "stream", method.Name) { Injected = options.Inject };
+            var row = new ResultRow(options.RuntimeLabel, drain ? "drain" : "stream", method.Name) { Injected = inject };
             using var injector = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             injector.Bind(new IPEndPoint(IPAddress.Loopback, 0));
             long roundSize = drain ? options.DrainRound : options.Count;
@@ -29,7 +30,7 @@ namespace WhereAllocation.Samples.DatagramServer
             for (long first = 0; first < options.Count; first += roundSize)
             {
                 long n = Math.Min(roundSize, options.Count - first);
-                long extra = first == 0 ? options.Inject : 0;
+                long extra = first == 0 ? inject : 0;
                 string ready = Path.Combine(Path.GetTempPath(), "wa-recv-" + Process.GetCurrentProcess().Id + "-" + Interlocked.Increment(ref s_readyFiles) + ".port");
                 Process receiver = tools.StartReceiver(method.WaRecvMethod, n + extra, first, options.BufferSize, options.ReceiverCpu,
                     options.ReceiveBuffer, IdleMs(options, extra), 60, ready);
@@ -39,7 +40,7 @@ namespace WhereAllocation.Samples.DatagramServer
                     int port = NativeTools.WaitForPort(receiver, ready, TimeSpan.FromSeconds(10));
                     var to = new IPEndPoint(IPAddress.Loopback, port);
                     if (drain) Linux.Suspend(receiver.Id);
-                    if (extra > 0) ManagedRunner.Inject(injector, to, options);
+                    if (extra > 0) ManagedRunner.Inject(injector, to, options.Size, inject);
                     Process sender = tools.StartSender(port, n, options.Size, first, options.SenderCpu, options.SenderMode);
                     var watch = Stopwatch.StartNew();
                     while (!sender.WaitForExit(200))
@@ -60,23 +61,6 @@ namespace WhereAllocation.Samples.DatagramServer
                 }
             }
             return row;
-        }
-
-        // wa-recv prints "cpu user=U sys=S cpu_ns_per_datagram=X" on stderr: its CPU time for the loop.
-        private static long CpuNanoseconds(string diagnostics, long read)
-        {
-            foreach (string line in diagnostics.Split('\n'))
-            {
-                if (!line.StartsWith("wa-recv: cpu ", StringComparison.Ordinal)) continue;
-                double seconds = 0;
-                foreach (string pair in line.Substring("wa-recv: cpu ".Length).Split(' '))
-                {
-                    if (pair.StartsWith("user=", StringComparison.Ordinal) || pair.StartsWith("sys=", StringComparison.Ordinal))
-                        seconds += double.Parse(pair.Substring(pair.IndexOf('=') + 1), System.Globalization.CultureInfo.InvariantCulture);
-                }
-                return (long)(seconds * 1e9);
-            }
-            return 0;
         }
 
         /// <summary>
@@ -103,7 +87,7 @@ namespace WhereAllocation.Samples.DatagramServer
             row.KernelDrops += NativeTools.Long(r, "kernel_drops");
             row.Seconds += NativeTools.Double(r, "seconds");
             row.ReceiveBufferGranted = (int)NativeTools.Long(r, "rcvbuf_granted");
-            row.CpuNanoseconds = (row.CpuNanoseconds ?? 0) + CpuNanoseconds(diagnostics, read);
+            row.CpuNanoseconds = (row.CpuNanoseconds ?? 0) + NativeTools.CpuNanoseconds(diagnostics, "wa-recv");
             string stop = diagnostics.Contains("stopped by count") ? "count" : diagnostics.Contains("stopped by idle") ? "idle" : "max-seconds";
             row.StoppedBy = row.StoppedBy.Length == 0 || row.StoppedBy == stop ? stop : "mixed";
         }

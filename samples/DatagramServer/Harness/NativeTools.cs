@@ -15,16 +15,18 @@ namespace WhereAllocation.Samples.DatagramServer
     /// </summary>
     internal sealed class NativeTools
     {
-        private NativeTools(string directory, string sender, string receiver)
+        private NativeTools(string directory, string sender, string receiver, string shards)
         {
             Directory = directory;
             SenderPath = sender;
             ReceiverPath = receiver;
+            ShardsPath = shards;
         }
 
         public string Directory { get; }
         public string SenderPath { get; }
         public string ReceiverPath { get; }
+        public string ShardsPath { get; }
 
         /// <summary>bench/native of this checkout: the given folder, or the first one found walking up from the program and from the current folder.</summary>
         public static string? Locate(string? given)
@@ -48,16 +50,30 @@ namespace WhereAllocation.Samples.DatagramServer
             if (output.ExitCode != 0)
                 throw new InvalidOperationException("bench/native/build.sh failed (exit " + output.ExitCode + "):\n" + output.StandardError + output.StandardOutput);
             string build = Path.Combine(directory, "build");
-            return new NativeTools(directory, Path.Combine(build, "wa-sender"), Path.Combine(build, "wa-recv"));
+            return new NativeTools(directory, Path.Combine(build, "wa-sender"), Path.Combine(build, "wa-recv"), Path.Combine(build, "wa-shards"));
         }
 
-        /// <summary>Starts wa-sender: <paramref name="count"/> datagrams from <paramref name="firstSequence"/> to 127.0.0.1:<paramref name="port"/>.</summary>
-        public Process StartSender(int port, long count, int size, long firstSequence, int cpu, string mode)
+        /// <summary>
+        /// Starts wa-sender: <paramref name="count"/> datagrams from <paramref name="firstSequence"/> to 127.0.0.1:<paramref name="port"/>,
+        /// from <paramref name="sources"/> source ports taking turns.
+        /// </summary>
+        public Process StartSender(int port, long count, int size, long firstSequence, int cpu, string mode, int sources = 1)
         {
             return Start(SenderPath, new[]
             {
                 "--host", "127.0.0.1", "--port", Text(port), "--count", Text(count), "--size", Text(size),
-                "--first-seq", Text(firstSequence), "--cpu", Text(cpu), "--mode", mode,
+                "--first-seq", Text(firstSequence), "--cpu", Text(cpu), "--mode", mode, "--sources", Text(sources),
+            });
+        }
+
+        /// <summary>Starts wa-shards: <paramref name="shards"/> SO_REUSEPORT sockets on one port, drained in parallel once filled.</summary>
+        public Process StartShards(int shards, long count, long firstSequence, int bufferSize, int cpu, int receiveBuffer, int maxSeconds, string readyFile)
+        {
+            return Start(ShardsPath, new[]
+            {
+                "--shards", Text(shards), "--bind", "127.0.0.1", "--method", "recvmmsg", "--batch", "64", "--count", Text(count),
+                "--first-seq", Text(firstSequence), "--size", Text(bufferSize), "--cpu", Text(cpu),
+                "--rcvbuf", Text(receiveBuffer), "--max-seconds", Text(maxSeconds), "--ready-file", readyFile,
             });
         }
 
@@ -99,12 +115,33 @@ namespace WhereAllocation.Samples.DatagramServer
             throw new InvalidOperationException("wa-recv did not report its port" + (error.Length > 0 ? ": " + error : " in time"));
         }
 
-        /// <summary>Waits for wa-recv and returns its result line's values; throws when it failed.</summary>
-        public static Dictionary<string, string> FinishReceiver(Process receiver, TimeSpan timeout, out string diagnostics)
+        /// <summary>Waits for wa-recv (or wa-shards) and returns its result line's values; throws when it failed.</summary>
+        public static Dictionary<string, string> FinishReceiver(Process receiver, TimeSpan timeout, out string diagnostics, string name = "wa-recv")
         {
-            ProcessOutput output = Finish(receiver, timeout, "wa-recv");
+            ProcessOutput output = Finish(receiver, timeout, name);
             diagnostics = output.StandardError.Trim();
-            return ParseLine(output.StandardOutput, "wa-recv");
+            return ParseLine(output.StandardOutput, name);
+        }
+
+        /// <summary>
+        /// The CPU time a C receiver reports on stderr ("&lt;name&gt;: cpu user=U sys=S cpu_ns_per_datagram=X"), user + system,
+        /// in nanoseconds; 0 when the line is missing.
+        /// </summary>
+        public static long CpuNanoseconds(string diagnostics, string name)
+        {
+            string prefix = name + ": cpu ";
+            foreach (string line in diagnostics.Split('\n'))
+            {
+                if (!line.StartsWith(prefix, StringComparison.Ordinal)) continue;
+                double seconds = 0;
+                foreach (string pair in line.Substring(prefix.Length).Split(' '))
+                {
+                    if (pair.StartsWith("user=", StringComparison.Ordinal) || pair.StartsWith("sys=", StringComparison.Ordinal))
+                        seconds += double.Parse(pair.Substring(pair.IndexOf('=') + 1), CultureInfo.InvariantCulture);
+                }
+                return (long)(seconds * 1e9);
+            }
+            return 0;
         }
 
         /// <summary>Ends a child that is no longer wanted (resuming it first in case it was stopped).</summary>

@@ -16,7 +16,7 @@ namespace WhereAllocation.Samples.DatagramServer
 
         public void Show(string method, string text)
         {
-            string line = "  " + method.PadRight(22) + text;
+            string line = "  " + (method + " ").PadRight(32) + text; // a label longer than the column still gets a space
             if (_terminal)
             {
                 Console.Write("\r" + line.PadRight(_width));
@@ -32,7 +32,7 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Replaces the running line with the final one.</summary>
         public void Done(string method, string text)
         {
-            string line = "  " + method.PadRight(22) + text;
+            string line = "  " + (method + " ").PadRight(32) + text; // a label longer than the column still gets a space
             if (_terminal) Console.WriteLine("\r" + line.PadRight(_width));
             else Console.WriteLine(line);
             _width = 0;

@@ -38,6 +38,8 @@ namespace WhereAllocation.Samples.DatagramServer
         private long _timedTicks;
         private long _allocatedBefore;
         private long _cpuBefore;
+        private long _cpuRoundStart;
+        private long _cpuInRounds;
         private int _started;
 
         // set by the controller
@@ -71,7 +73,10 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Managed bytes the receiving thread allocated between <see cref="Begin"/> and <see cref="End"/>.</summary>
         public long AllocatedBytes { get; private set; }
 
-        /// <summary>CPU time (user + system) the receiving thread used between <see cref="Begin"/> and <see cref="End"/>, in nanoseconds.</summary>
+        /// <summary>
+        /// CPU time (user + system) the receiving thread used between <see cref="Begin"/> and <see cref="End"/>, in nanoseconds;
+        /// in drain mode only while draining (from a round's opening to its last datagram), as wa-recv's rusage covers only its drain.
+        /// </summary>
         public long CpuNanoseconds { get; private set; }
 
         /// <summary>Set when the receiver is about to make its first receive call.</summary>
@@ -87,14 +92,14 @@ namespace WhereAllocation.Samples.DatagramServer
             _cpuBefore = Linux.ThreadCpuNanoseconds();
             _allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
             Volatile.Write(ref _started, 1);
-            if (_gated) WaitForRound(0);
+            if (_gated && WaitForRound(0)) _cpuRoundStart = Linux.ThreadCpuNanoseconds();
         }
 
         /// <summary>Called once after the receive loop.</summary>
         public void End()
         {
             AllocatedBytes = GC.GetAllocatedBytesForCurrentThread() - _allocatedBefore;
-            CpuNanoseconds = Linux.ThreadCpuNanoseconds() - _cpuBefore;
+            CpuNanoseconds = _gated ? _cpuInRounds : Linux.ThreadCpuNanoseconds() - _cpuBefore;
         }
 
         /// <summary>True for the controller's empty wake-up datagram after it asked the receiver to stop.</summary>
@@ -184,9 +189,12 @@ namespace WhereAllocation.Samples.DatagramServer
             // Drain mode: this round is drained. Stop its clock, report it, and wait for the next one.
             _timedTicks += _last - _roundFirst;
             _roundFirst = 0;
+            _cpuInRounds += Linux.ThreadCpuNanoseconds() - _cpuRoundStart;
             int round = _finishedRounds + 1;
             Volatile.Write(ref _finishedRounds, round);
-            return !WaitForRound(round);
+            if (!WaitForRound(round)) return true;
+            _cpuRoundStart = Linux.ThreadCpuNanoseconds();
+            return false;
         }
 
         // Polls with Thread.Sleep(1): it allocates nothing on either runtime and the receiver is idle anyway.

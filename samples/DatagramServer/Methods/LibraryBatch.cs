@@ -14,7 +14,7 @@ namespace WhereAllocation.Samples.DatagramServer
         private const int BatchSize = 64;
 
         public LibraryBatch()
-            : base("library-batch", "DatagramBatch(64).Receive(socket, -1): up to 64 datagrams per system call, Encoding.UTF8.GetChars per datagram") { }
+            : base("library-batch", "DatagramBatch(64).Receive(socket, -1): up to 64 datagrams per system call, read through BeginRead(), Encoding.UTF8.GetChars per datagram") { }
 
         public override void Receive(Socket socket, ReceiveRun run)
         {
@@ -25,14 +25,17 @@ namespace WhereAllocation.Samples.DatagramServer
             bool done = false;
             while (!done)
             {
-                int received = batch.Receive(socket, -1); // waits for at least one datagram
+                batch.Receive(socket, -1); // waits for at least one datagram
+                // One reader per receive: the batch is counted in once for the loop, not twice per datagram.
+                using DatagramBatch.Reader reader = batch.BeginRead();
+                int received = reader.Count;
                 // The clock is read once per system call, as the C recvmmsg receiver does (not for the
                 // controller's empty wake-up datagram, which is not data).
-                if (received > 0 && !run.IsWakeUp(batch.GetDatagram(0).Length)) run.StampCall();
+                if (received > 0 && !run.IsWakeUp(reader.GetDatagram(0).Length)) run.StampCall();
                 for (int i = 0; i < received && !done; i++)
                 {
-                    ReadOnlySpan<byte> datagram = batch.GetDatagram(i);
-                    if (batch.IsTruncated(i))
+                    ReadOnlySpan<byte> datagram = reader.GetDatagram(i, out bool truncated);
+                    if (truncated)
                     {
                         done = run.AccountCutOfBatch();
                         continue;

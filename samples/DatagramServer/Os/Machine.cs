@@ -47,6 +47,21 @@ namespace WhereAllocation.Samples.DatagramServer
 
         public static string Describe() => CpuModel + ", " + Environment.ProcessorCount + " CPUs, " + Kernel;
 
+        /// <summary>The load averages over 1, 5 and 15 minutes (/proc/loadavg), as Linux gives them: how busy the shared machine was.</summary>
+        public static string LoadAverage
+        {
+            get
+            {
+                try
+                {
+                    string[] parts = File.ReadAllText("/proc/loadavg").Split(' ');
+                    return parts.Length >= 3 ? parts[0] + " " + parts[1] + " " + parts[2] : "unknown";
+                }
+                catch (IOException) { return "unknown"; }
+                catch (UnauthorizedAccessException) { return "unknown"; }
+            }
+        }
+
         /// <summary>net.core.rmem_max, the cap of SO_RCVBUF requests (the kernel grants up to twice this); -1 when unknown.</summary>
         public static long ReceiveBufferMax
         {

@@ -1,3 +1,5 @@
+using System.Collections.Generic;
+
 namespace WhereAllocation.Samples.DatagramServer
 {
     /// <summary>One method's measured run: a row of results.csv (and of details.csv).</summary>
@@ -13,6 +15,9 @@ namespace WhereAllocation.Samples.DatagramServer
         public string Runtime { get; }
         public string Mode { get; }
         public string Method { get; }
+
+        /// <summary>The interleaved round this row measured (1-based); 0 for a row that adds up every round.</summary>
+        public int Round { get; set; }
 
         /// <summary>Datagrams the sender sent.</summary>
         public long Sent { get; set; }
@@ -67,5 +72,36 @@ namespace WhereAllocation.Samples.DatagramServer
 
         /// <summary>True when nothing is wrong with the row: lost = 0, no duplicates or strays, and exactly the injected datagrams corrupt.</summary>
         public bool Clean => Lost == 0 && Duplicate == 0 && OutOfRange == 0 && Corrupt == Injected;
+
+        /// <summary>One method's rows of every round as one row: counts, times, bytes and GCs added up.</summary>
+        public static ResultRow Combine(IReadOnlyList<ResultRow> rounds)
+        {
+            ResultRow first = rounds[0];
+            var all = new ResultRow(first.Runtime, first.Mode, first.Method)
+            {
+                ReceiveBufferGranted = first.ReceiveBufferGranted,
+                SenderMode = first.SenderMode,
+                StoppedBy = first.StoppedBy,
+            };
+            foreach (ResultRow r in rounds)
+            {
+                all.Sent += r.Sent;
+                all.KernelDrops += r.KernelDrops;
+                all.Read += r.Read;
+                all.Received += r.Received;
+                all.Corrupt += r.Corrupt;
+                all.Duplicate += r.Duplicate;
+                all.OutOfRange += r.OutOfRange;
+                all.Injected += r.Injected;
+                all.Seconds += r.Seconds;
+                all.AllocatedBytes = r.AllocatedBytes == null ? null : (all.AllocatedBytes ?? 0) + r.AllocatedBytes;
+                all.CpuNanoseconds = r.CpuNanoseconds == null ? null : (all.CpuNanoseconds ?? 0) + r.CpuNanoseconds;
+                all.Gen0 = r.Gen0 == null ? null : (all.Gen0 ?? 0) + r.Gen0;
+                all.Gen1 = r.Gen1 == null ? null : (all.Gen1 ?? 0) + r.Gen1;
+                all.Gen2 = r.Gen2 == null ? null : (all.Gen2 ?? 0) + r.Gen2;
+                if (r.StoppedBy != all.StoppedBy) all.StoppedBy = "mixed";
+            }
+            return all;
+        }
     }
 }

@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using WhereAllocation.Interop;
 
@@ -53,6 +54,8 @@ namespace WhereAllocation
         private ulong _sockaddr2;
         private uint _sockaddr3;
         private int _sockaddrLength;
+        // What temp was when the bytes were kept: the kept bytes name the current sender only while temp is still that object.
+        private SocketAddress? _sockaddrTemp;
 
         // Set only while the managed fallback path runs Socket.ReceiveFrom, so that the runtime's call to
         // Create() writes the sender into this instance. Anyone else calling Create() gets a new endpoint:
@@ -140,10 +143,36 @@ namespace WhereAllocation
                 && MemoryMarshal.Read<ulong>(sockaddr.Slice(8)) == _sockaddr1
                 && (length == SockaddrLayout.IPv4Size
                     || (MemoryMarshal.Read<ulong>(sockaddr.Slice(16)) == _sockaddr2 && MemoryMarshal.Read<uint>(sockaddr.Slice(24)) == _sockaddr3))
-                && ReferenceEquals(temp, OwnSocketAddress(_key)))
+                && ReferenceEquals(temp, _sockaddrTemp))
             {
                 return;
             }
+            ParseSockaddr(sockaddr, format);
+        }
+
+        /// <summary>
+        /// <see cref="SetCurrentFromSockaddr(ReadOnlySpan{byte}, SockaddrFormat)"/> for the native receive's own stack buffer
+        /// (<paramref name="length"/> at most <see cref="SockaddrLayout.StorageSize"/>, 8-byte aligned): the repeated sender is
+        /// recognised with four loads and compares, with no span made or sliced (each of which Mono checks and does not inline away).
+        /// </summary>
+        internal unsafe void SetCurrentFromSockaddr(byte* sockaddr, int length, SockaddrFormat format)
+        {
+            if (length == _sockaddrLength
+                && *(ulong*)sockaddr == _sockaddr0
+                && *(ulong*)(sockaddr + 8) == _sockaddr1
+                && (length == SockaddrLayout.IPv4Size || (*(ulong*)(sockaddr + 16) == _sockaddr2 && *(uint*)(sockaddr + 24) == _sockaddr3))
+                && ReferenceEquals(temp, _sockaddrTemp))
+            {
+                return;
+            }
+            ParseSockaddr(new ReadOnlySpan<byte>(sockaddr, length), format);
+        }
+
+        /// <summary>A sender other than the last one: parses its sockaddr, and keeps its bytes for the next comparison.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void ParseSockaddr(ReadOnlySpan<byte> sockaddr, SockaddrFormat format)
+        {
+            int length = sockaddr.Length;
             EndPointKey.TryReadSockaddr(sockaddr, format, out EndPointKey key);
             SetCurrent(key);
             if (key.IsEmpty || (length != SockaddrLayout.IPv4Size && length != SockaddrLayout.IPv6Size)) return;
@@ -152,6 +181,7 @@ namespace WhereAllocation
             _sockaddr2 = length == SockaddrLayout.IPv6Size ? MemoryMarshal.Read<ulong>(sockaddr.Slice(16)) : 0;
             _sockaddr3 = length == SockaddrLayout.IPv6Size ? MemoryMarshal.Read<uint>(sockaddr.Slice(24)) : 0;
             _sockaddrLength = length;
+            _sockaddrTemp = temp;
         }
 
         /// <summary>This endpoint's own reusable socket address for the family of <paramref name="key"/>: what <see cref="temp"/> is after <see cref="SetCurrent"/>.</summary>

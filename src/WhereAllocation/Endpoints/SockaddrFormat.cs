@@ -2,7 +2,7 @@ namespace WhereAllocation
 {
     /// <summary>
     /// The byte layout of an operating system's <c>sockaddr_in</c> / <c>sockaddr_in6</c>, for
-    /// <see cref="EndPointKey.TryReadSockaddr"/> and <see cref="EndPointKey.WriteSockaddr"/>.
+    /// <see cref="EndPointKey.TryReadSockaddr(System.ReadOnlySpan{byte}, SockaddrFormat, out EndPointKey)"/> and <see cref="EndPointKey.WriteSockaddr"/>.
     /// </summary>
     public enum SockaddrFormat
     {

@@ -2,7 +2,7 @@ using System.Runtime.InteropServices;
 
 namespace WhereAllocation.Interop
 {
-    /// <summary>The C library calls and structures only Linux has: the many-messages calls and their headers.</summary>
+    /// <summary>The C library calls and structures only Linux has: the many-messages calls and their headers, and thread affinity.</summary>
     internal static unsafe partial class Libc
     {
         /// <summary>Always the dynamic name, even where <see cref="Lib"/> is "__Internal": see Libc.cs.</summary>
@@ -40,5 +40,9 @@ namespace WhereAllocation.Interop
         /// <summary>Linux 3.0+: sends up to <paramref name="count"/> datagrams in one call, each to its own msg_name.</summary>
         [DllImport(LinuxLib, EntryPoint = "sendmmsg", SetLastError = true)]
         internal static extern int SendMMsg(int fd, LinuxMMsgHdr* messages, uint count, int flags);
+
+        /// <summary>Linux 2.5.8+: the CPUs thread <paramref name="pid"/> (0: the calling thread) may run on, as a bit mask of <paramref name="maskBytes"/> bytes.</summary>
+        [DllImport(LinuxLib, EntryPoint = "sched_setaffinity", SetLastError = true)]
+        internal static extern int SchedSetAffinity(int pid, nuint maskBytes, ulong* mask);
     }
 }

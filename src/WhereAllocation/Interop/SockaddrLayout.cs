@@ -1,5 +1,14 @@
+using System.Runtime.InteropServices;
+
 namespace WhereAllocation.Interop
 {
+    /// <summary><see cref="SockaddrLayout.StorageSize"/> (32) bytes, 8-byte aligned, as a local: room for the sockaddr of one datagram's sender.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct SockaddrStorage
+    {
+        private ulong _0, _1, _2, _3;
+    }
+
     /// <summary>
     /// Byte offsets and constants of <c>sockaddr_in</c> / <c>sockaddr_in6</c>. The three ABIs share
     /// the port (network order at 2), the IPv4 address (at 4), the IPv6 flow info (4), address (8)

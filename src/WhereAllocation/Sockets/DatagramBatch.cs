@@ -26,12 +26,16 @@ namespace WhereAllocation
     /// sending) counts itself in before its first access and out after its last, and a Dispose frees the memory
     /// only when no member is counted in (else the last one out frees it): a member ends in success or in
     /// <see cref="ObjectDisposedException"/>, and the batch never touches freed memory. The count costs each
-    /// such member two interlocked operations (10-15 ns per call on CoreCLR and on Mono here).</para>
+    /// such member two interlocked operations (10-15 ns per call on CoreCLR and on Mono here). A loop that reads every
+    /// received datagram pays them once with <see cref="BeginRead"/>: its <see cref="Reader"/> counts the batch in for the
+    /// whole loop.</para>
     /// <para>The spans a batch hands out (<see cref="GetDatagram(int)"/>, the buffer of
     /// <see cref="TryAdd(int, in EndPointKey, out Span{byte})"/>) point into its native memory and hold no
     /// reference: they are valid until the next <see cref="Receive(Socket)"/>, <see cref="Clear"/> or
     /// <see cref="Dispose"/> of the batch. Reading or writing one while another thread disposes the batch is the
-    /// caller's race, as with any pooled buffer: be done with the spans before the batch is disposed.</para>
+    /// caller's race, as with any pooled buffer: be done with the spans before the batch is disposed. The spans of an open
+    /// <see cref="Reader"/> are the exception: the reader keeps the memory until it ends, whoever disposes the batch (end the
+    /// reader before disposing the batch on the same thread, or the memory waits for the finalizer).</para>
     /// <para>Endpoints: an IPv4 sender seen through a dual-mode socket is an IPv4-mapped IPv6 key
     /// (as <see cref="SocketExtensions"/> reports it); an IPv4 recipient is sent IPv4-mapped from an
     /// IPv6 socket, and an IPv4-mapped recipient as IPv4 from an IPv4 socket.</para>
@@ -71,7 +75,8 @@ namespace WhereAllocation
         private int _count;          // datagrams in the batch: slots 0 .. _count-1
         private int _nextToSend;     // first slot Send has not tried yet
         private int _failed;         // slots Send tried and the OS (or the family check) refused
-        private int _touched;        // slots whose headers a call may have changed since the last Receive
+        private int _addedSince;     // slots filled for sending (their iovec lengths may be cut) since the last Receive
+        private int _receivedSince;  // slots a receive filled (their msg_namelen is the sender's) since the last Receive
         private SocketError _deferredError; // SingleCalls: an error met after datagrams were taken, reported next time
         private volatile bool _disposed;
         // The calls in progress that touch the block (see EnterBlock): two interlocked operations per call, which
@@ -229,6 +234,7 @@ namespace WhereAllocation
         public void Clear()
         {
             ThrowIfDisposed();
+            EndReader();
             _count = 0;
             _nextToSend = 0;
             _failed = 0;
@@ -346,7 +352,7 @@ namespace WhereAllocation
         [MethodImpl(MethodImplOptions.NoInlining)]
         private EndPointKey ParseEndPoint(byte* name, uint length, ulong head, ulong middle, ulong tail, uint last)
         {
-            EndPointKey.TryReadSockaddr(new ReadOnlySpan<byte>(name, (int)length), NativeDatagramIO.Format, out EndPointKey key);
+            EndPointKey.TryReadSockaddr(name, (int)length, NativeDatagramIO.Format, out EndPointKey key);
             _cachedLength = length;
             _cachedHead = head;
             _cachedMiddle = middle;
@@ -435,7 +441,7 @@ namespace WhereAllocation
             message.Header.NameLength = (uint)remote.WriteSockaddr(new Span<byte>(_names + index * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
             _sendErrors[index] = 0;
             _count = index + 1;
-            if (_touched < _count) _touched = _count;
+            if (_addedSince < _count) _addedSince = _count;
         }
 
         // ----- receiving -----
@@ -476,6 +482,7 @@ namespace WhereAllocation
                 _deferredError = SocketError.Success;
                 throw new SocketException((int)error);
             }
+            EndReader(); // the received datagrams replace what a reader would still read
             EnterBlock();
             try
             {
@@ -496,21 +503,26 @@ namespace WhereAllocation
                 : ReceiveNative(socket, timeoutMilliseconds);
             _count = received;
             _nextToSend = received; // received datagrams are not for sending
-            if (_touched < received) _touched = received;
+            if (_receivedSince < received) _receivedSince = received;
             return received;
         }
 
-        /// <summary>Restores what the last calls changed in the headers that a receive reads, and empties the batch.</summary>
+        /// <summary>
+        /// Restores what the last calls changed in the headers that a receive reads, and empties the batch. A receive reads a
+        /// slot's msg_namelen (its room for the sender) and its iovec's length; it only writes msg_len and msg_flags. So a slot a
+        /// receive filled needs its msg_namelen back, and only a slot filled for sending needs its iovec back too.
+        /// </summary>
         private void PrepareForReceive()
         {
-            for (int i = 0; i < _touched; i++)
+            int i = 0;
+            for (; i < _addedSince; i++)
             {
                 _messages[i].Header.NameLength = SockaddrLayout.StorageSize;
-                _messages[i].Header.Flags = 0;
-                _messages[i].Length = 0;
                 _iovecs[i].Length = (nuint)_slotSize;
             }
-            _touched = 0;
+            for (; i < _receivedSince; i++) _messages[i].Header.NameLength = SockaddrLayout.StorageSize;
+            _addedSince = 0;
+            _receivedSince = 0;
             _count = 0;
             _nextToSend = 0;
             _failed = 0;

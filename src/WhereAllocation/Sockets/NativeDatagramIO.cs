@@ -29,6 +29,9 @@ namespace WhereAllocation
 
         private static readonly bool s_callsWork = s_os.Probe();
 
+        /// <summary>True when the OS's own calls answer through P/Invoke in this process (a known OS, its C library reached).</summary>
+        internal static bool OsCallsWork => s_callsWork;
+
         /// <summary>True when the native path can run here: a known OS whose socket library P/Invoke reaches, and a way to the socket's handle.</summary>
         internal static bool IsSupported => s_callsWork && SocketHandles.Available;
 
@@ -45,13 +48,46 @@ namespace WhereAllocation
             set => s_os = value ?? OsSocketCalls.Current;
         }
 
-        /// <summary>What <see cref="Receive(Socket, byte[], int, int, SocketFlags, bool, IPEndPointNonAlloc)"/> returns instead of a length when nothing was queued and the caller would not wait.</summary>
+        /// <summary>What <see cref="Receive(Socket, Span{byte}, SocketFlags, bool, IPEndPointNonAlloc, out EndPointKey)"/> returns instead of a length when nothing was queued and the caller would not wait.</summary>
         internal const long NothingQueued = -1;
 
-        /// <summary>Into <paramref name="array"/> from <paramref name="offset"/>; the sender goes to <paramref name="into"/>.</summary>
-        internal static long Receive(Socket socket, byte[] array, int offset, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc into)
+        /// <summary>
+        /// Into <paramref name="array"/> from <paramref name="offset"/>, waiting when the socket is blocking; the sender goes to
+        /// <paramref name="into"/>. What a server's receive loop runs per datagram, so a queued datagram takes this one method:
+        /// the handle reference, the OS's call and the sender, without the general path's loop and its calls. Anything but a
+        /// datagram (nothing queued, an interruption, a report to skip) goes on in the general path, which waits and retries;
+        /// any other error is reported here, as the general path would, since the OS has already handed it over.
+        /// </summary>
+        internal static long Receive(Socket socket, byte[] array, int offset, int size, SocketFlags flags, IPEndPointNonAlloc into)
         {
-            fixed (byte* start = array) return Receive(socket, start + offset, size, flags, wait, into, out _);
+            // A struct local rather than a stackalloc: Mono 6.8 clears a stackalloc with a rep stos (even without the localsinit
+            // flag), which costs more than the four stores that clear this.
+            SockaddrStorage storage;
+            byte* address = (byte*)&storage;
+            int addressLength = SockaddrLayout.StorageSize;
+            long received;
+            SocketError error;
+            bool retry = false;
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            fixed (byte* start = array)
+            {
+                try
+                {
+                    handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
+                    IntPtr raw = handle.DangerousGetHandle();
+                    received = s_os.Receive(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                    if (received < 0) retry = error == SocketError.WouldBlock || error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error);
+                }
+                finally
+                {
+                    if (added) handle.DangerousRelease();
+                }
+                if (retry) return Receive(socket, start + offset, size, flags, true, into, out _);
+            }
+            if (received < 0) throw Failure(socket, error);
+            into.SetCurrentFromSockaddr(address, addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize, Format);
+            return received;
         }
 
         /// <summary>Into <paramref name="buffer"/>; the sender goes to <paramref name="into"/> when given (<paramref name="sender"/> then stays empty), else to <paramref name="sender"/>.</summary>
@@ -97,15 +133,15 @@ namespace WhereAllocation
 
             if (received >= 0)
             {
-                var sockaddr = new ReadOnlySpan<byte>(address, addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize);
+                int sockaddrLength = addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize;
                 if (into != null)
                 {
-                    into.SetCurrentFromSockaddr(sockaddr, Format);
+                    into.SetCurrentFromSockaddr(address, sockaddrLength, Format);
                     sender = default;
                 }
                 else
                 {
-                    EndPointKey.TryReadSockaddr(sockaddr, Format, out sender);
+                    EndPointKey.TryReadSockaddr(address, sockaddrLength, Format, out sender);
                 }
                 return received;
             }
@@ -183,6 +219,24 @@ namespace WhereAllocation
                 error = s_os.DisableAddressSharing(raw);
                 // Not fatal: the receive consumes reset reports on unconnected sockets anyway.
                 if (error == SocketError.Success) s_os.DisableResetReports(raw);
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+            if (error != SocketError.Success) throw new SocketException((int)error);
+        }
+
+        /// <summary>Makes an unbound socket a member of a balanced group (Linux: SO_REUSEPORT); see <see cref="DatagramShards"/>.</summary>
+        internal static void JoinBalancedGroup(Socket socket)
+        {
+            SocketError error;
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                error = s_os.JoinBalancedGroup(handle.DangerousGetHandle());
             }
             finally
             {

@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 
 namespace WhereAllocation
 {
@@ -35,14 +36,12 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
-            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
-            CheckBuffer(buffer, offset, size);
-            CheckReceive(socket, socketFlags, remoteEndPoint);
+            if (!ReceiveFromArgumentsFit(socket, buffer, offset, size, socketFlags, remoteEndPoint)) CheckReceiveFromArguments(socket, buffer, offset, size, socketFlags, remoteEndPoint);
             if (DatagramPaths.Active == DatagramPath.Native)
             {
                 // What a server's receive loop runs per datagram, kept to one call below this one and no struct
                 // copies: on Mono every call, struct copy and cache line touched shows in datagrams per second.
-                long length = NativeDatagramIO.Receive(socket, buffer, offset, size, socketFlags, true, remoteEndPoint);
+                long length = NativeDatagramIO.Receive(socket, buffer, offset, size, socketFlags, remoteEndPoint);
                 if (length > size) throw new SocketException((int)SocketError.MessageSize);
                 return (int)length;
             }
@@ -253,6 +252,40 @@ namespace WhereAllocation
 
         // ----- argument checks, all before any system call -----
 
+        // Each check first asks, in one call that cannot throw, whether everything is surely fine (the case of every call in a
+        // server's loop); only when it is not do the checks run one by one, in their documented order, and throw for the first
+        // bad argument. One call instead of four or five: on Mono, which inlines no method that throws, each costs 10-20 instructions.
+
+        /// <summary>True when the compatible receive's arguments are all good; false means "check them one by one", not "bad".</summary>
+        private static bool ReceiveFromArgumentsFit(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc remoteEndPoint)
+        {
+            // ReceiveFits written out: the datagram loop's own check is one call, not two.
+            if (remoteEndPoint == null || buffer == null || (uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset)
+                || socket == null || (flags & ~SocketFlags.Peek) != 0)
+                return false;
+            AddressFamily family = socket.AddressFamily;
+            return (family == AddressFamily.InterNetwork || family == AddressFamily.InterNetworkV6) && socket.SocketType == SocketType.Dgram
+                && remoteEndPoint.AddressFamily == family && (socket.IsBound || socket.Connected);
+        }
+
+        /// <summary>The compatible receive's checks one by one: throws for the first bad argument (an IPv4 endpoint on a dual-mode socket passes).</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void CheckReceiveFromArguments(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc remoteEndPoint)
+        {
+            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
+            CheckBuffer(buffer, offset, size);
+            CheckReceiveOneByOne(socket, flags, remoteEndPoint);
+        }
+
+        /// <summary>True when a receive on <paramref name="socket"/> with <paramref name="flags"/> into <paramref name="into"/> is surely allowed.</summary>
+        private static bool ReceiveFits(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
+        {
+            if (socket == null || (flags & ~SocketFlags.Peek) != 0) return false;
+            AddressFamily family = socket.AddressFamily;
+            return (family == AddressFamily.InterNetwork || family == AddressFamily.InterNetworkV6) && socket.SocketType == SocketType.Dgram
+                && (into == null || into.AddressFamily == family) && (socket.IsBound || socket.Connected);
+        }
+
         private static void CheckBuffer(byte[] buffer, int offset, int size)
         {
             if (buffer == null) throw new ArgumentNullException(nameof(buffer));
@@ -271,6 +304,12 @@ namespace WhereAllocation
         }
 
         internal static void CheckReceive(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
+        {
+            if (!ReceiveFits(socket, flags, into)) CheckReceiveOneByOne(socket, flags, into);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void CheckReceiveOneByOne(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
         {
             CheckSocket(socket);
             if ((flags & ~SocketFlags.Peek) != 0) throw new ArgumentException("Only SocketFlags.None and Peek are supported for receiving.", nameof(flags));

@@ -20,10 +20,12 @@ namespace WhereAllocation
         private const int SoSndBuf = 7;
         private const int SoRcvBuf = 8;
         private const int SoRcvTimeo = 20;
+        private const int SoReusePort = 15;     // Linux 3.9+
         private const int SoMemInfo = 55;       // Linux 4.6+: u32 sk_meminfo[SK_MEMINFO_VARS]
         private const int MemInfoRmemAlloc = 0; // bytes queued for receiving
         private const int MemInfoDrops = 8;     // SK_MEMINFO_DROPS: datagrams dropped (Linux 4.15+)
         private const int IPv6V6Only = 26;
+        private const int CpuSetWords = 16;     // a cpu_set_t of glibc and musl: 1024 bits
 
         private readonly bool _hasMultiMessage;
 
@@ -68,6 +70,27 @@ namespace WhereAllocation
             if (length > MemInfoDrops * sizeof(uint)) dropped = memInfo[MemInfoDrops];
         }
 
+        // ----- SO_REUSEPORT groups and thread affinity -----
+
+        internal override string? BalancedGroupUnsupported => null;
+
+        internal override SocketError JoinBalancedGroup(IntPtr socket)
+        {
+            int on = 1;
+            return Libc.SetSockOpt((int)socket, SolSocket, SoReusePort, &on, sizeof(int)) == 0 ? SocketError.Success : LastError();
+        }
+
+        internal override string? ThreadPinningUnsupported => null;
+
+        internal override SocketError PinCurrentThread(int cpu)
+        {
+            // pid 0 is the calling thread: Linux keeps an affinity mask per thread.
+            ulong* mask = stackalloc ulong[CpuSetWords];
+            for (int i = 0; i < CpuSetWords; i++) mask[i] = 0;
+            mask[cpu >> 6] = 1UL << (cpu & 63);
+            return Libc.SchedSetAffinity(0, (nuint)(CpuSetWords * sizeof(ulong)), mask) == 0 ? SocketError.Success : LastError();
+        }
+
         // ----- recvmmsg / sendmmsg -----
 
         internal override bool HasMultiMessage => _hasMultiMessage;
@@ -98,7 +121,7 @@ namespace WhereAllocation
                 error = SocketError.Success;
                 return received;
             }
-            error = received == 0 ? SocketError.WouldBlock : FromErrno(Marshal.GetLastWin32Error());
+            error = received == 0 ? SocketError.WouldBlock : LastError();
             return -1;
         }
 
@@ -112,7 +135,7 @@ namespace WhereAllocation
                 error = SocketError.Success;
                 return sent;
             }
-            error = sent == 0 ? SocketError.WouldBlock : FromErrno(Marshal.GetLastWin32Error());
+            error = sent == 0 ? SocketError.WouldBlock : LastError();
             return -1;
         }
 

@@ -135,6 +135,37 @@ namespace WhereAllocation
             throw new PlatformNotSupportedException(Name + " has no call that sends many datagrams at once.");
         }
 
+        // ----- one port over many sockets, and the threads that serve them (DatagramShards) -----
+
+        /// <summary>
+        /// Null when <see cref="JoinBalancedGroup"/> works on this OS; otherwise why not, the text of the
+        /// PlatformNotSupportedException that DatagramShards throws before any system call.
+        /// </summary>
+        internal virtual string? BalancedGroupUnsupported => Name + " has no socket option that spreads one port's datagrams over several sockets by sender.";
+
+        /// <summary>
+        /// Lets an unbound socket join a group of sockets bound to one address and port, among which the OS spreads
+        /// the datagrams by sender (Linux: SO_REUSEPORT). Call it before bind, on every member.
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">The OS has no such group (<see cref="BalancedGroupUnsupported"/> is not null).</exception>
+        internal virtual SocketError JoinBalancedGroup(IntPtr socket)
+        {
+            throw new PlatformNotSupportedException(BalancedGroupUnsupported);
+        }
+
+        /// <summary>Null when <see cref="PinCurrentThread"/> works on this OS; otherwise why not.</summary>
+        internal virtual string? ThreadPinningUnsupported => Name + ": the library has no call that pins a thread to a CPU here.";
+
+        /// <summary>
+        /// Lets the calling thread run only on CPU <paramref name="cpu"/> (0..1023). InvalidArgument when the OS
+        /// refuses that CPU (offline, or outside the CPUs this process may use).
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">The OS has no such call (<see cref="ThreadPinningUnsupported"/> is not null).</exception>
+        internal virtual SocketError PinCurrentThread(int cpu)
+        {
+            throw new PlatformNotSupportedException(ThreadPinningUnsupported);
+        }
+
         // ----- facts about the runtime's own socket calls on this OS, for the SocketAddress and Managed paths -----
 
         /// <summary>

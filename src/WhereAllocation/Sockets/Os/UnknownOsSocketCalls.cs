@@ -28,6 +28,10 @@ namespace WhereAllocation
 
         internal override bool IsConnected(IntPtr socket) => throw Unsupported();
 
+        internal override string? BalancedGroupUnsupported => "This operating system is one the library does not know: it cannot tell whether it spreads one port's datagrams over several sockets.";
+
+        internal override string? ThreadPinningUnsupported => "This operating system is one the library does not know: it has no call that pins a thread to a CPU here.";
+
         private static PlatformNotSupportedException Unsupported() => new PlatformNotSupportedException("The native datagram path does not know this operating system's socket calls.");
     }
 }

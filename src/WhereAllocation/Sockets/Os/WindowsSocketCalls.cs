@@ -130,6 +130,13 @@ namespace WhereAllocation
             return Ws2_32.SetSockOpt(socket, SolSocket, SoReuseAddr, (byte*)&off, sizeof(int)) == 0 ? SocketError.Success : LastError();
         }
 
+        // Winsock's SO_REUSEADDR lets sockets share a port, but each unicast datagram goes to one of them, not spread by sender.
+        internal override string? BalancedGroupUnsupported =>
+            "Windows has no socket option that spreads one port's datagrams over several sockets by sender (SO_REUSEADDR shares a port, but each datagram goes to one socket), so shards would not share the load.";
+
+        internal override string? ThreadPinningUnsupported =>
+            "Windows: the library pins threads only for shards, which Windows cannot balance, so it has no pinning call there.";
+
         internal override bool HasResetReports => true;
 
         internal override SocketError DisableResetReports(IntPtr socket)

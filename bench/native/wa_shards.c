@@ -1,0 +1,459 @@
+/*
+ * wa-shards - the C receiver of the shard scenario.
+ *
+ * Opens N UDP sockets bound to one loopback address and port as a
+ * SO_REUSEPORT group (Linux spreads the datagrams over them by a hash of
+ * the sender's address and port), waits until every queue has stopped
+ * growing (a sender filled them beforehand, from many source ports), then
+ * drains all of them at once, one thread per socket, each pinned to its own
+ * CPU.  Every datagram is checked as wa-recv checks it; one result line:
+ *
+ *   method=M batch=B shards=N received=R corrupt=C duplicate=D
+ *   out_of_range=O seconds=T datagrams_per_s=X ns_per_datagram=Y
+ *   rcvbuf_granted=G kernel_drops=K shard_received=R0,R1,...
+ *
+ * seconds runs from just before the first receive call of the first shard
+ * to start to the return of the last call that got data, on any shard.
+ * Exit 0 when it ran, 1 on a runtime error, 2 for bad options.  See README.md.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <linux/sock_diag.h> /* SK_MEMINFO_DROPS */
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "wa_common.h"
+#include "wa_datagram.h"
+#include "wa_stats.h"
+
+#ifndef SO_REUSEPORT
+#define SO_REUSEPORT 15
+#endif
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
+#endif
+
+#define MAX_SHARDS 64
+#define MAX_BATCH 1024
+#define MAX_COUNT 100000000LL   /* one bitmap per shard: at most 12.5 MB each */
+#define DRAIN_POLL_MS 5
+#define DRAIN_SETTLE_MS 100
+
+enum method { METHOD_RECVFROM, METHOD_RECVMMSG };
+
+struct shard {
+    int index;
+    int fd;
+    long long cpu;              /* < 0: not pinned */
+    enum method method;
+    size_t batch, size;
+    uint8_t *data;
+    struct iovec *iov;
+    struct mmsghdr *msgs;
+    struct stats st;            /* its own bitmap: merged after the drain */
+    uint64_t t_start, t_last;   /* before its first call; return of its last call with data */
+    uint64_t t_cap;
+    int got_any;
+    int error;                  /* errno of a failed receive, 0 if none */
+    pthread_barrier_t *go;
+    pthread_t thread;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: wa-shards --shards N --count N [options]\n"
+        "  --shards N                 sockets in the SO_REUSEPORT group, 1..%d\n"
+        "  --bind 127.0.0.1|::1       address (default 127.0.0.1)\n"
+        "  --port P                   port, 0 = one no socket holds (default 0)\n"
+        "  --method recvfrom|recvmmsg (default recvmmsg)\n"
+        "  --batch B                  recvmmsg batch, 1..%d (default 64)\n"
+        "  --count N                  expected datagrams in all, 1..%lld\n"
+        "  --first-seq Q              first expected sequence number (default 0)\n"
+        "  --size S                   buffer bytes per datagram, 1..65536 (default 2048)\n"
+        "  --cpu K                    shard i on CPU (K + i) mod CPUs (K < 0: no pinning; default -1)\n"
+        "  --rcvbuf BYTES             SO_RCVBUF to ask for on every socket (0 = leave; default 0)\n"
+        "  --max-seconds S            overall time cap (default 60)\n"
+        "  --ready-file PATH          write the bound port there once bound\n"
+        "  --no-check                 do not validate datagrams, only count them\n",
+        MAX_SHARDS, MAX_BATCH, MAX_COUNT);
+}
+
+static int read_meminfo(int fd, uint32_t *rmem, uint32_t *drops)
+{
+    uint32_t m[SK_MEMINFO_VARS];
+    socklen_t len = sizeof(m);
+    memset(m, 0, sizeof(m));
+    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len) < 0 ||
+        len < (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t))
+        return -1;
+    *rmem = m[SK_MEMINFO_RMEM_ALLOC];
+    *drops = m[SK_MEMINFO_DROPS];
+    return 0;
+}
+
+/* Waits until the queues hold something and none of them (queued bytes,
+ * drops) changed for DRAIN_SETTLE_MS.  0 settled, 1 at the cap, -1 error. */
+static int wait_for_full_queues(struct shard *shards, int n, uint64_t t_cap)
+{
+    uint64_t last = 0, t_change = wa_now_ns();
+    int first = 1;
+    for (;;) {
+        uint64_t sig = 0, total = 0;
+        for (int i = 0; i < n; i++) {
+            uint32_t rmem, drops;
+            if (read_meminfo(shards[i].fd, &rmem, &drops) < 0)
+                return -1;
+            sig = sig * 1000003u + rmem * 31u + drops;
+            total += rmem;
+        }
+        uint64_t now = wa_now_ns();
+        if (first || sig != last) {
+            last = sig;
+            t_change = now;
+            first = 0;
+        } else if (total > 0 && now - t_change >= DRAIN_SETTLE_MS * 1000000ull) {
+            return 0;
+        }
+        if (now >= t_cap)
+            return 1;
+        struct timespec pause = { 0, DRAIN_POLL_MS * 1000000L };
+        nanosleep(&pause, NULL);
+    }
+}
+
+static void *drain(void *arg)
+{
+    struct shard *s = arg;
+    if (s->cpu >= 0 && wa_pin_cpu(s->cpu) < 0)
+        fprintf(stderr, "wa-shards: shard %d: sched_setaffinity(%lld): %s\n", s->index, s->cpu, strerror(errno));
+    pthread_barrier_wait(s->go);
+    s->t_start = wa_now_ns();
+    for (;;) {
+        int n;
+        if (s->method == METHOD_RECVFROM) {
+            ssize_t r = recvmsg(s->fd, &s->msgs[0].msg_hdr, MSG_DONTWAIT);
+            if (r >= 0)
+                s->msgs[0].msg_len = (unsigned)r;
+            n = r >= 0 ? 1 : -1;
+        } else {
+            n = recvmmsg(s->fd, s->msgs, (unsigned)s->batch, MSG_DONTWAIT, NULL);
+        }
+        uint64_t now = wa_now_ns();
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                s->error = errno;
+            break; /* an empty queue: this shard is drained */
+        }
+        s->got_any = 1;
+        s->t_last = now;
+        s->st.calls++;
+        for (int i = 0; i < n; i++)
+            account(&s->st, s->data + (size_t)i * s->size, s->msgs[i].msg_len, s->msgs[i].msg_hdr.msg_flags);
+        if (now >= s->t_cap)
+            break;
+    }
+    return NULL;
+}
+
+static int write_ready_file(const char *path, unsigned port)
+{
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return -1;
+    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(tmp);
+        return -1;
+    }
+    int bad = fprintf(f, "%u", port) < 0;
+    bad |= fclose(f) != 0;
+    if (!bad)
+        bad = rename(tmp, path) != 0;
+    if (bad)
+        unlink(tmp);
+    free(tmp);
+    return bad ? -1 : 0;
+}
+
+static unsigned port_of(int fd, int family)
+{
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof(bound);
+    if (getsockname(fd, (struct sockaddr *)&bound, &blen) < 0)
+        return 0;
+    return family == AF_INET ? ntohs(((struct sockaddr_in *)&bound)->sin_port)
+                             : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
+}
+
+static void set_port(struct sockaddr_storage *addr, int family, unsigned port)
+{
+    if (family == AF_INET)
+        ((struct sockaddr_in *)addr)->sin_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in6 *)addr)->sin6_port = htons((uint16_t)port);
+}
+
+int main(int argc, char **argv)
+{
+    const char *bind_to = "127.0.0.1";
+    const char *ready_file = NULL;
+    enum method method = METHOD_RECVMMSG;
+    long long nshards = -1, port = 0, batch = 64, count = -1, size = 2048, cpu = -1;
+    long long rcvbuf = 0, max_seconds = 60;
+    unsigned long long first_seq = 0;
+    int no_check = 0;
+
+    static const struct option opts[] = {
+        { "shards", required_argument, NULL, 'S' },
+        { "bind", required_argument, NULL, 'b' },
+        { "port", required_argument, NULL, 'p' },
+        { "method", required_argument, NULL, 'm' },
+        { "batch", required_argument, NULL, 'B' },
+        { "count", required_argument, NULL, 'n' },
+        { "first-seq", required_argument, NULL, 'q' },
+        { "size", required_argument, NULL, 's' },
+        { "cpu", required_argument, NULL, 'c' },
+        { "rcvbuf", required_argument, NULL, 'r' },
+        { "max-seconds", required_argument, NULL, 'x' },
+        { "ready-file", required_argument, NULL, 'f' },
+        { "no-check", no_argument, NULL, 'N' },
+        { "help", no_argument, NULL, 'H' },
+        { NULL, 0, NULL, 0 }
+    };
+    int o;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (o) {
+        case 'S': bad = wa_parse_i64(optarg, 1, MAX_SHARDS, &nshards); break;
+        case 'b':
+            bind_to = optarg;
+            bad = strcmp(optarg, "127.0.0.1") != 0 && strcmp(optarg, "::1") != 0;
+            break;
+        case 'p': bad = wa_parse_i64(optarg, 0, 65535, &port); break;
+        case 'm':
+            if (strcmp(optarg, "recvfrom") == 0) method = METHOD_RECVFROM;
+            else if (strcmp(optarg, "recvmmsg") == 0) method = METHOD_RECVMMSG;
+            else bad = 1;
+            break;
+        case 'B': bad = wa_parse_i64(optarg, 1, MAX_BATCH, &batch); break;
+        case 'n': bad = wa_parse_i64(optarg, 1, MAX_COUNT, &count); break;
+        case 'q': bad = wa_parse_u64(optarg, WA_MAX_SEQ, &first_seq); break;
+        case 's': bad = wa_parse_i64(optarg, 1, 65536, &size); break;
+        case 'c': bad = wa_parse_i64(optarg, LLONG_MIN, LLONG_MAX, &cpu); break;
+        case 'r': bad = wa_parse_i64(optarg, 0, INT_MAX, &rcvbuf); break;
+        case 'x': bad = wa_parse_i64(optarg, 1, 86400, &max_seconds); break;
+        case 'f': ready_file = optarg; break;
+        case 'N': no_check = 1; break;
+        case 'H': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+        if (bad) {
+            wa_bad_option("wa-shards", opts, o, optarg);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc || count < 0 || nshards < 0) {
+        fprintf(stderr, "wa-shards: --shards and --count are required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (method == METHOD_RECVFROM)
+        batch = 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+
+    /* ---- the group ---- */
+    struct sockaddr_storage addr;
+    socklen_t alen;
+    memset(&addr, 0, sizeof(addr));
+    int family = strcmp(bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
+    if (family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&addr;
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        alen = sizeof(*a);
+    } else {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&addr;
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_loopback;
+        alen = sizeof(*a);
+    }
+    if (port == 0) {
+        /* Linux may give a SO_REUSEPORT socket that binds port 0 a port
+         * another such socket holds; a socket without it gets a free one. */
+        int probe = socket(family, SOCK_DGRAM, 0);
+        if (probe < 0 || bind(probe, (struct sockaddr *)&addr, alen) < 0) {
+            perror("wa-shards: reserving a port");
+            return 1;
+        }
+        port = port_of(probe, family);
+        close(probe);
+    }
+    set_port(&addr, family, (unsigned)port);
+
+    static struct shard shards[MAX_SHARDS];
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, (unsigned)nshards + 1);
+    int granted = 0;
+    size_t nb = (size_t)batch, sz = (size_t)size;
+    const uint64_t t_cap = wa_now_ns() + (uint64_t)max_seconds * 1000000000ull;
+    for (int i = 0; i < nshards; i++) {
+        struct shard *s = &shards[i];
+        s->index = i;
+        s->method = method;
+        s->batch = nb;
+        s->size = sz;
+        s->cpu = cpu < 0 ? -1 : (cpu + i) % cpus;
+        s->go = &go;
+        s->t_cap = t_cap;
+        s->fd = socket(family, SOCK_DGRAM, 0);
+        int one = 1;
+        if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+            perror("wa-shards: socket / SO_REUSEPORT");
+            return 1;
+        }
+        if (rcvbuf > 0) {
+            int v = (int)rcvbuf;
+            if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0) {
+                perror("wa-shards: setsockopt(SO_RCVBUF)");
+                return 1;
+            }
+        }
+        socklen_t glen = sizeof(granted);
+        if (getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &granted, &glen) < 0) {
+            perror("wa-shards: getsockopt(SO_RCVBUF)");
+            return 1;
+        }
+        if (bind(s->fd, (struct sockaddr *)&addr, alen) < 0) {
+            perror("wa-shards: bind");
+            return 1;
+        }
+        /* buffers, touched now rather than during the measurement */
+        s->st.first_seq = first_seq;
+        s->st.count = (uint64_t)count;
+        s->st.no_check = no_check;
+        s->st.seen = calloc((size_t)((count + 7) / 8), 1);
+        s->data = malloc(nb * sz);
+        s->iov = calloc(nb, sizeof(*s->iov));
+        s->msgs = calloc(nb, sizeof(*s->msgs));
+        if (!s->st.seen || !s->data || !s->iov || !s->msgs) {
+            fprintf(stderr, "wa-shards: out of memory\n");
+            return 1;
+        }
+        memset(s->st.seen, 0, (size_t)((count + 7) / 8));
+        memset(s->data, 0, nb * sz);
+        for (size_t k = 0; k < nb; k++) {
+            s->iov[k].iov_base = s->data + k * sz;
+            s->iov[k].iov_len = sz;
+            s->msgs[k].msg_hdr.msg_iov = &s->iov[k];
+            s->msgs[k].msg_hdr.msg_iovlen = 1;
+        }
+        if (pthread_create(&s->thread, NULL, drain, s) != 0) {
+            fprintf(stderr, "wa-shards: pthread_create failed\n");
+            return 1;
+        }
+    }
+    fprintf(stderr, "wa-shards: SO_RCVBUF asked=%lld granted=%d\n", rcvbuf, granted);
+    fprintf(stderr, "port=%u\n", (unsigned)port);
+    if (ready_file && write_ready_file(ready_file, (unsigned)port) < 0) {
+        fprintf(stderr, "wa-shards: cannot write %s: %s\n", ready_file, strerror(errno));
+        return 1;
+    }
+
+    int w = wait_for_full_queues(shards, (int)nshards, t_cap);
+    if (w < 0) {
+        perror("wa-shards: getsockopt(SO_MEMINFO)");
+        return 1;
+    }
+    if (w > 0)
+        fprintf(stderr, "wa-shards: the queues did not settle before --max-seconds\n");
+
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    pthread_barrier_wait(&go);
+    for (int i = 0; i < nshards; i++)
+        pthread_join(shards[i].thread, NULL);
+    getrusage(RUSAGE_SELF, &ru1);
+
+    /* ---- merge the shards ---- */
+    struct stats all;
+    memset(&all, 0, sizeof(all));
+    uint64_t t_start = 0, t_last = 0, drops = 0;
+    size_t bytes = (size_t)((count + 7) / 8);
+    char per_shard[MAX_SHARDS * 21 + 1];
+    size_t used = 0;
+    per_shard[0] = '\0';
+    for (int i = 0; i < nshards; i++) {
+        struct shard *s = &shards[i];
+        if (s->error) {
+            fprintf(stderr, "wa-shards: shard %d: receive: %s\n", i, strerror(s->error));
+            return 1;
+        }
+        all.received += s->st.received;
+        all.corrupt += s->st.corrupt;
+        all.out_of_range += s->st.out_of_range;
+        all.duplicate += s->st.duplicate;
+        all.calls += s->st.calls;
+        if (i > 0) {
+            /* a sequence seen by two shards is a duplicate too */
+            for (size_t b = 0; b < bytes; b++) {
+                all.duplicate += (uint64_t)__builtin_popcount(shards[0].st.seen[b] & s->st.seen[b]);
+                shards[0].st.seen[b] |= s->st.seen[b];
+            }
+        }
+        if (t_start == 0 || s->t_start < t_start)
+            t_start = s->t_start;
+        if (s->got_any && s->t_last > t_last)
+            t_last = s->t_last;
+        uint32_t rmem, d;
+        if (read_meminfo(s->fd, &rmem, &d) == 0)
+            drops += d;
+        used += (size_t)snprintf(per_shard + used, sizeof(per_shard) - used, "%s%llu", i ? "," : "",
+                                 (unsigned long long)s->st.received);
+        fprintf(stderr, "wa-shards: shard %d cpu=%lld received=%llu calls=%llu started_ns=%llu drained_ns=%llu\n", i, s->cpu,
+                (unsigned long long)s->st.received, (unsigned long long)s->st.calls,
+                (unsigned long long)(s->t_start - shards[0].t_start), (unsigned long long)(s->got_any ? s->t_last - s->t_start : 0));
+    }
+
+    double cpu_user = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+                      (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
+    double cpu_sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+                     (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+    fprintf(stderr, "wa-shards: cpu user=%.6f sys=%.6f cpu_ns_per_datagram=%.1f\n", cpu_user, cpu_sys,
+            all.received ? (cpu_user + cpu_sys) * 1e9 / (double)all.received : 0.0);
+    fprintf(stderr, "wa-shards: stopped by drained; calls=%llu datagrams_per_call=%.2f\n",
+            (unsigned long long)all.calls, all.calls ? (double)all.received / (double)all.calls : 0.0);
+
+    double seconds = t_last > t_start ? (double)(t_last - t_start) / 1e9 : 0.0;
+    double per_s = 0.0, ns_per = 0.0;
+    if (seconds > 0.0 && all.received > 0) {
+        per_s = (double)all.received / seconds;
+        ns_per = seconds * 1e9 / (double)all.received;
+    }
+    printf("method=%s batch=%lld shards=%lld received=%llu corrupt=%llu duplicate=%llu "
+           "out_of_range=%llu seconds=%.6f datagrams_per_s=%.0f ns_per_datagram=%.1f "
+           "rcvbuf_granted=%d kernel_drops=%llu shard_received=%s\n",
+           method == METHOD_RECVFROM ? "recvfrom" : "recvmmsg", batch, nshards,
+           (unsigned long long)all.received, (unsigned long long)all.corrupt,
+           (unsigned long long)all.duplicate, (unsigned long long)all.out_of_range,
+           seconds, per_s, ns_per, granted, (unsigned long long)drops, per_shard);
+    for (int i = 0; i < nshards; i++)
+        close(shards[i].fd);
+    return 0;
+}
