@@ -108,6 +108,8 @@ namespace WhereAllocation
             return Libc.GetSockOpt((int)socket, IpProtoIPv6, IPv6V6Only, &value, &length) == 0 && value == 0;
         }
 
+        internal override OsPoller CreatePoller() => new DarwinPoller();
+
         internal override SocketError DisableAddressSharing(IntPtr socket)
         {
             int off = 0;

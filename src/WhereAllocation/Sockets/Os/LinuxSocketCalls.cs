@@ -110,6 +110,8 @@ namespace WhereAllocation
             return Libc.GetSockOpt((int)socket, IpProtoIPv6, IPv6V6Only, &value, &length) == 0 && value == 0;
         }
 
+        internal override OsPoller CreatePoller() => new LinuxPoller();
+
         internal override bool TruncatedFlagGivesLength => true;
 
         internal override bool AvailableIsNextDatagramSize => true;

@@ -130,6 +130,11 @@ namespace WhereAllocation
             return Ws2_32.SetSockOpt(socket, SolSocket, SoReuseAddr, (byte*)&off, sizeof(int)) == 0 ? SocketError.Success : LastError();
         }
 
+        internal override OsPoller CreatePoller() => new WindowsPoller();
+
+        // sendto follows the socket's blocking mode: Winsock has no per-call flag.
+        internal override bool SendNeverWaits => false;
+
         internal override bool HasResetReports => true;
 
         internal override SocketError DisableResetReports(IntPtr socket)
