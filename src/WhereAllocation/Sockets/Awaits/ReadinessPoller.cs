@@ -2,6 +2,7 @@ using System;
 using System.Diagnostics;
 using System.Net.Sockets;
 using System.Threading;
+using System.Threading.Tasks;
 
 namespace WhereAllocation
 {
@@ -210,6 +211,11 @@ namespace WhereAllocation
         private void Run()
         {
             _threadId = Environment.CurrentManagedThreadId;
+            // CoreCLR allocates a thread's storage for a type's [ThreadStatic] fields when that thread first reads one
+            // (32 B for Task's current task, read by TaskScheduler.Current in every OnCompleted): pay it here, at the
+            // thread's start, not at the first await that suspends on this thread.
+            _ = TaskScheduler.Current;
+            _ = SynchronizationContext.Current;
             long slice = Stopwatch.Frequency * SliceMilliseconds / 1000;
             long lastSweep = Stopwatch.GetTimestamp();
             while (true)
