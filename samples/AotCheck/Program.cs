@@ -73,7 +73,7 @@ foreach (DatagramContinuations mode in new[] { DatagramContinuations.ThreadPool,
     Check(waited == Calls && waitedCorrect == Calls, $"AsyncDatagramSocket ({mode}): {waited} of {Calls} awaits waited, {waitedCorrect} datagrams intact");
     Check(waitedBytes == 0, $"AsyncDatagramSocket ({mode}): {waitedBytes} B allocated by the process for {Calls} awaits that waited");
     // Off the I/O thread, where the previous await may have left this code: there an IoThread loop gives way to the
-    // other sockets every 64 immediate results, which is not what is counted here.
+    // other sockets every 256 immediate results, which is not what is counted here.
     var (atOnceBytes, atOnce) = await Task.Run(() => AwaitsAtOnce(receiver, awaitedSender, keyOfB));
     Check(atOnce == Calls, $"AsyncDatagramSocket ({mode}): {atOnce} of {Calls} send+receive awaits completed at once");
     Check(atOnceBytes == 0, $"AsyncDatagramSocket ({mode}): {atOnceBytes} B allocated by the process for {Calls} send+receive awaits that completed at once");

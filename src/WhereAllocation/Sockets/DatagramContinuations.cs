@@ -20,7 +20,7 @@ namespace WhereAllocation
         /// Inline on the library's I/O thread, right after the datagram was received (or sent): no hand-over at all, so no
         /// allocation on any runtime and the shortest latency. The code after the await then runs on that one thread,
         /// which serves every socket of the process: it must not block. A loop that keeps finding datagrams queued gives
-        /// way to the other sockets every 64 immediate results.
+        /// way to the other sockets every 256 immediate results.
         /// </summary>
         IoThread = 1,
     }

@@ -421,6 +421,52 @@ namespace WhereAllocation.Tests
             return SynchronizationContext.Current == context;
         }
 
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        public void ALoopOnTheIoThreadGivesWayToTheOtherSockets(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            const int Flood = 2000;
+            using var flooded = new Loopback(Family.IPv4);
+            using var other = new Loopback(Family.IPv4);
+            using var a = new AsyncDatagramSocket(flooded.Server, DatagramContinuations.IoThread);
+            using var b = new AsyncDatagramSocket(other.Server, DatagramContinuations.IoThread);
+            ReadinessPoller poller = ReadinessPoller.For(path);
+            int received = 0;
+            int receivedWhenOtherDone = -1;
+            Awaits.Run(async () =>
+            {
+                var buffer = new byte[100];
+                // The other socket's receive waits, its continuation noting how far the flooded loop had come.
+                Task otherDone = NoteWhenDone(b.ReceiveFromAsync(new byte[100]), () => Volatile.Write(ref receivedWhenOtherDone, Volatile.Read(ref received)));
+                // Onto the I/O thread: one wait.
+                ValueTask<ReceivedDatagram> first = a.ReceiveFromAsync(buffer);
+                SendLater(flooded, Bytes(1, 0), 20);
+                await first;
+                Assert.True(poller.IsIoThread);
+                // On the I/O thread: queue a flood for this loop and one datagram for the other socket, then drain the
+                // flood. Every receive completes at once; the other socket's report waits for this loop to give way.
+                for (int i = 0; i < Flood; i++) flooded.Client.SendTo_NonAlloc(Bytes(8, 1), flooded.ServerKey);
+                other.Client.SendTo_NonAlloc(Bytes(8, 2), other.ServerKey);
+                Assert.True(other.Server.Poll(2_000_000, SelectMode.SelectRead));
+                for (int i = 0; i < Flood; i++)
+                {
+                    await a.ReceiveFromAsync(buffer);
+                    Volatile.Write(ref received, i + 1);
+                }
+                await otherDone;
+            });
+            Assert.True(receivedWhenOtherDone > 0 && receivedWhenOtherDone < Flood,
+                "the other socket's datagram was served after " + receivedWhenOtherDone + " of the " + Flood + " queued for the busy loop");
+        }
+
+        private static async Task NoteWhenDone(ValueTask<ReceivedDatagram> pending, Action note)
+        {
+            await pending;
+            note();
+        }
+
         [Fact]
         public void TheIoThreadEndsOnceEveryWrapperIsDisposed()
         {
