@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
 # against a Debug build of the library, the same suite on Mono, the dispose-race tests again on both
-# runtimes with glibc unmapping freed blocks at once, the native leak check under valgrind,
+# runtimes with glibc unmapping freed blocks at once, the same suite on the win-x64 runtime under Wine (the
+# library's Windows branch), the native leak check under valgrind,
 # the C reference programs' loopback self-test, the datagram server sample's invariants on both
 # runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT, ILLink-trimmed on Mono). Ends with one
 # "N passed, N failed" line.
@@ -60,6 +61,13 @@ MALLOC_MMAP_THRESHOLD_=131072 timeout 600 mono --debug tests/WhereAllocation.Tes
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(race-mono)
 line=$(grep -E "^mono: [0-9]+ passed" "$log/race-mono.txt" | tail -1)
 p=$(sed -nE 's/^mono: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== Windows (Winsock) under Wine: the suite on the win-x64 runtime"
+timeout -k 30 1800 bash scripts/wine-tests.sh 2>&1 | tee "$log/wine.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(wine)
+line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/wine.txt" | tail -1)
+p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
 echo "== Native leak check: 10^6 memory operations on Mono under valgrind (bench/MemoryLeakCheck)"

@@ -69,6 +69,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void SlotsAreFilledReadAndCleared(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var batch = new DatagramBatch(2, 8, mode);
             EndPointKey to = EndPointKey.IPv4(127, 0, 0, 1, 9);
             Assert.Throws<ArgumentException>(() => batch.TryAdd(new byte[9], to));
@@ -110,6 +111,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void SocketsAreCheckedBeforeAnySystemCall(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var batch = new DatagramBatch(4, 100, mode);
             Assert.Throws<ArgumentNullException>(() => batch.Receive(null!));
             Assert.Throws<ArgumentNullException>(() => batch.Send(null!));
@@ -128,6 +130,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void EmptySocketGivesZeroWithOrWithoutWaiting(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using Socket socket = BatchTraffic.Bound(Family.IPv4);
             using var batch = new DatagramBatch(4, 100, mode);
             Assert.Equal(0, batch.Receive(socket));
@@ -144,6 +147,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void WaitingReceiveWakesForADatagram(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var pair = new Loopback(Family.IPv4);
             using var batch = new DatagramBatch(4, 100, mode);
             var late = new Thread(() =>
@@ -165,6 +169,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void WaitEndsWhenTheSocketIsDisposed(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             Socket socket = BatchTraffic.Bound(Family.IPv4);
             using var batch = new DatagramBatch(4, 100, mode);
             Exception? caught = null;
@@ -177,7 +182,7 @@ namespace WhereAllocation.Tests
             Thread.Sleep(100);
             socket.Dispose();
             Assert.True(waiter.Join(10_000), "the waiting receive did not end after the socket was disposed");
-            Assert.IsType<ObjectDisposedException>(caught);
+            Assert.True(caught?.GetType() == typeof(ObjectDisposedException), "expected ObjectDisposedException; the receive ended with " + (caught?.ToString() ?? "no exception"));
         }
 
         /// <summary>
@@ -202,7 +207,7 @@ namespace WhereAllocation.Tests
                 Thread.Sleep(100);
                 socket.Dispose();
                 Assert.True(waiter.Join(10_000), "the waiting receive did not end after the socket was disposed");
-                Assert.IsType<ObjectDisposedException>(caught);
+                Assert.True(caught?.GetType() == typeof(ObjectDisposedException), "expected ObjectDisposedException; the receive ended with " + (caught?.ToString() ?? "no exception"));
             }
             finally
             {
@@ -215,6 +220,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void DisposedBatchOrSocketThrowsObjectDisposed(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using Socket socket = BatchTraffic.Bound(Family.IPv4);
             var batch = new DatagramBatch(4, 100, mode);
             Assert.True(batch.TryAdd(new byte[4], BatchTraffic.KeyOf(socket)));
@@ -241,6 +247,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void ReceivedDatagramsAreNotPendingForSend(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var pair = new Loopback(Family.IPv4);
             using var batch = new DatagramBatch(4, 100, mode);
             Assert.True(batch.TryAdd(new byte[] { 5 }, pair.ServerKey));

@@ -27,7 +27,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls, DatagramPath.Managed, 4)]
         public void DisposeFromAnotherThreadEndsEveryCallInSuccessOrObjectDisposed(DatagramBatchMode mode, DatagramPath path, int seed)
         {
-            if (!Paths.TryForce(path)) return;
+            if (!BatchModes.TryUse(mode) || !Paths.TryForce(path)) return;
             using Socket socket = BatchTraffic.Bound(Family.IPv4);
             socket.Blocking = false;
             EndPointKey self = BatchTraffic.KeyOf(socket);

@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using Xunit;
 
 namespace WhereAllocation.Tests
@@ -8,7 +9,8 @@ namespace WhereAllocation.Tests
     /// <summary>
     /// A datagram that cannot be sent never takes the others with it: it is recorded in its slot and the
     /// batch goes on. Two kinds: refused before any system call (an IPv6 recipient on an IPv4 socket) and
-    /// refused by the OS in the middle of a <c>sendmmsg</c> (Linux refuses destination port 0 with EINVAL).
+    /// refused by the OS in the middle of a <c>sendmmsg</c> or of the single calls (destination port 0: Linux
+    /// refuses it with EINVAL; the expected code is the one the runtime's own SendTo gets on this OS).
     /// </summary>
     public class BatchSendErrorTests : IDisposable
     {
@@ -23,10 +25,12 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode)]
         public void OsRefusalInTheMiddleDropsNothingElse(DatagramBatchMode mode, Family family)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var pair = new Loopback(family);
             using var sender = new DatagramBatch(8, 512, mode);
             using var receiver = new DatagramBatch(8, 512, mode);
             EndPointKey portZero = PortZero(pair.ServerKey);
+            SocketError refused = PortZeroError(pair.Client, portZero);
             var scratch = new byte[64];
             // Slots: 0 ok, 1 port 0, 2 ok, 3 ok, 4 port 0, 5 port 0, 6 ok
             bool[] bad = { false, true, false, false, true, true, false };
@@ -40,7 +44,7 @@ namespace WhereAllocation.Tests
             Assert.Equal(3, sender.FailedCount);
             Assert.Equal(0, sender.PendingCount);
             for (int k = 0; k < bad.Length; k++)
-                Assert.Equal(bad[k] ? SocketError.InvalidArgument : SocketError.Success, sender.GetSendError(k));
+                Assert.Equal(bad[k] ? refused : SocketError.Success, sender.GetSendError(k));
             Assert.Equal(0, sender.Send(pair.Client)); // nothing left to try
 
             var seen = new int[bad.Length];
@@ -54,6 +58,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void IPv6RecipientOnAnIPv4SocketIsRefusedAlone(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using var pair = new Loopback(Family.IPv4);
             using var sender = new DatagramBatch(4, 512, mode);
             using var receiver = new DatagramBatch(4, 512, mode);
@@ -85,6 +90,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramBatchMode.SingleCalls)]
         public void DualModeSocketSendsItsIPv4SlotsWhenIPv6OnesFail(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
             using Socket dual = BatchTraffic.Bound(Family.DualMode);
             using Socket v4Peer = BatchTraffic.Bound(Family.IPv4);
             using Socket v6Peer = BatchTraffic.Bound(Family.IPv6);
@@ -107,12 +113,17 @@ namespace WhereAllocation.Tests
             Assert.Equal(0, receiver.Receive(v6Peer));
         }
 
-        /// <summary>The OS's error for a receive is thrown, not swallowed: ICMP port unreachable on a connected socket.</summary>
+        /// <summary>
+        /// The OS's error for a receive is thrown, not swallowed: ICMP port unreachable on a connected socket, reported
+        /// as the runtime reports it (ConnectionRefused on Linux, ConnectionReset on Windows; nothing under Wine).
+        /// </summary>
         [Theory]
         [InlineData(DatagramBatchMode.MultiMessage)]
         [InlineData(DatagramBatchMode.SingleCalls)]
-        public void ReceiveReportsConnectionRefused(DatagramBatchMode mode)
+        public void ReceiveReportsAClosedPortAsTheRuntimeDoes(DatagramBatchMode mode)
         {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
+            SocketError refused = Loopback.ClosedPortError();
             using Socket closed = BatchTraffic.Bound(Family.IPv4);
             var nobody = (IPEndPoint)closed.LocalEndPoint!;
             closed.Dispose(); // its port is now closed
@@ -120,8 +131,14 @@ namespace WhereAllocation.Tests
             client.Connect(nobody);
             client.Send(new byte[8]);
             using var receiver = new DatagramBatch(4, 512, mode);
+            if (refused == SocketError.TimedOut)
+            {
+                // The host reports nothing (Wine): the wait ends empty, without an error the OS did not give.
+                Assert.Equal(0, receiver.Receive(client, 2000));
+                return;
+            }
             var e = Assert.Throws<SocketException>(() => receiver.Receive(client, 2000));
-            Assert.Equal(SocketError.ConnectionRefused, e.SocketErrorCode);
+            Assert.Equal(refused, e.SocketErrorCode);
             Assert.Equal(0, receiver.Receive(client)); // reported once
         }
 
@@ -138,6 +155,17 @@ namespace WhereAllocation.Tests
             Assert.False(EndPointKey.FromIPAddress(IPAddress.IPv6Loopback, 5).IsIPv4MappedToIPv6);
             Assert.False(EndPointKey.FromIPAddress(IPAddress.Parse("::10.1.2.3"), 5).IsIPv4MappedToIPv6);
             Assert.False(EndPointKey.FromIPAddress(IPAddress.Parse("::ffff:0:10.1.2.3"), 5).IsIPv4MappedToIPv6);
+        }
+
+        /// <summary>
+        /// The error the runtime's own SendTo reports for destination port 0 from <paramref name="socket"/>: the OS's
+        /// refusal, which the batch must record as it is (Linux: EINVAL, asserted; Windows has its own code).
+        /// </summary>
+        private static SocketError PortZeroError(Socket socket, EndPointKey portZero)
+        {
+            var e = Assert.Throws<SocketException>(() => socket.SendTo(new byte[8], portZero.ToIPEndPoint()));
+            if (RuntimeInformation.IsOSPlatform(OSPlatform.Linux)) Assert.Equal(SocketError.InvalidArgument, e.SocketErrorCode);
+            return e.SocketErrorCode;
         }
 
         private static EndPointKey PortZero(EndPointKey key)

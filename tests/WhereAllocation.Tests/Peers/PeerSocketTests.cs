@@ -8,8 +8,9 @@ using Xunit;
 namespace WhereAllocation.Tests
 {
     /// <summary>
-    /// Real senders: a few hundred sockets bound to 127.0.0.2, 127.0.0.3, … (Linux routes all of 127.0.0.0/8 to
-    /// loopback) write to one server socket, which keys them in a peer table by what it receives.
+    /// Real senders: a few hundred sockets bound to 127.0.0.2, 127.0.0.3, … (Linux and Windows route all of
+    /// 127.0.0.0/8 to loopback) write to one server socket, which keys them in a peer table by what it receives.
+    /// Under Wine they all send from 127.0.0.1 and differ by port only (<see cref="Loopback.SourceOf"/>).
     /// </summary>
     public class PeerSocketTests : IDisposable
     {
@@ -48,7 +49,7 @@ namespace WhereAllocation.Tests
                     Socket client = Loopback.Bound(AddressFamily.InterNetwork, new IPAddress(new byte[] { 127, 0, 0, (byte)(2 + a) }), false);
                     _sockets.Add(client);
                     clients.Add(client);
-                    clientKeys.Add(EndPointKey.FromIPEndPoint((IPEndPoint)client.LocalEndPoint!));
+                    clientKeys.Add(Loopback.SourceOf(client));
                 }
             }
             Assert.Equal(Addresses + Addresses / SecondPortEvery, clients.Count);

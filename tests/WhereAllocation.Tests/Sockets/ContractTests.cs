@@ -109,6 +109,11 @@ namespace WhereAllocation.Tests
         public void ReceiveWithAPendingError(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
+            if (Runtime.IsWine)
+            {
+                ReceiveWithAPendingErrorUnderWine(path, family);
+                return;
+            }
             var seen = new Observed("Receive");
             foreach (string id in s_receiveIds)
             {
@@ -118,6 +123,33 @@ namespace WhereAllocation.Tests
                     string result = Receive(connected, id, mode, 1500, null, BlockingTimeoutMs);
                     // Reported once: the call after it finds nothing (and no error) instead.
                     if (connected.Poll(0, SelectMode.SelectError)) result += ", and again";
+                    seen.Add(RowName(id, mode), id, "pending error", OsNames.Normalize(result));
+                }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        /// <summary>
+        /// Wine 8 drops the ICMP port unreachable and reports nothing (Loopback.ClosedPortError asserts that of the
+        /// runtime's own receive), so under Wine the error Windows would report (WSAECONNRESET on the next receive)
+        /// is put at the OS boundary by <see cref="WindowsLikeResets"/>, on the native path, the one whose OS calls
+        /// the library makes itself. The runtime paths get from Wine what the runtime gets: nothing to check.
+        /// </summary>
+        private static void ReceiveWithAPendingErrorUnderWine(DatagramPath path, Family family)
+        {
+            Assert.Equal(SocketError.TimedOut, Loopback.ClosedPortError());
+            if (path != DatagramPath.Native) return;
+            var seen = new Observed("Receive");
+            foreach (string id in s_receiveIds)
+            {
+                foreach (Variant mode in ModesFor(id))
+                {
+                    using var pair = new Loopback(family == Family.IPv6 ? Family.IPv6 : Family.IPv4, BlockingTimeoutMs);
+                    pair.Server.Connect(pair.ClientEndPoint);
+                    using WindowsLikeResets resets = WindowsLikeResets.Install();
+                    resets.QueueResets(1);
+                    string result = Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs);
+                    if (resets.Pending != 0) result += ", and again";
                     seen.Add(RowName(id, mode), id, "pending error", OsNames.Normalize(result));
                 }
             }

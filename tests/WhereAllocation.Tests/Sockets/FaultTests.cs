@@ -309,9 +309,18 @@ namespace WhereAllocation.Tests
             using var pair = new Loopback(family);
             IPEndPointNonAlloc from = pair.NewServerEndPoint();
             var buffer = new byte[16];
+            bool hostPeeks = RuntimePeekLeavesTheDatagram(pair);
             pair.Client.SendTo(new byte[] { 9, 8, 7 }, pair.ServerTarget);
             Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.Peek, from));
             Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
+            if (path == DatagramPath.Managed && !hostPeeks)
+            {
+                // Wine 8: the runtime's own ReceiveFrom(byte[], ..., SocketFlags.Peek, ref EndPoint) takes the datagram
+                // off the queue, and the managed path is that call: the peek above got it, and it is gone.
+                Assert.True(Runtime.IsWine, "the runtime's own Peek took the datagram on " + Runtime.Describe());
+                Assert.False(pair.Server.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out _));
+                return;
+            }
             ReceivedDatagram peeked = pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan(4), SocketFlags.Peek);
             Assert.Equal(3, peeked.Length);
             Assert.Equal(pair.ClientAsSeenByServer, peeked.RemoteEndPoint);
@@ -321,41 +330,44 @@ namespace WhereAllocation.Tests
             Assert.False(pair.Server.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out _));
         }
 
+        /// <summary>Whether the runtime's own ReceiveFrom with SocketFlags.Peek leaves a datagram queued on this host.</summary>
+        private static bool RuntimePeekLeavesTheDatagram(Loopback pair)
+        {
+            pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+            EndPoint sender = pair.NewServerEndPoint().DeepCopyIPEndPoint();
+            Assert.Equal(1, pair.Server.ReceiveFrom(new byte[16], 0, 16, SocketFlags.Peek, ref sender));
+            if (!pair.Server.Poll(500_000, SelectMode.SelectRead)) return false;
+            Assert.Equal(1, pair.Server.ReceiveFrom(new byte[16], ref sender));
+            return true;
+        }
+
         [Fact]
         public void DisposingASocketWakesANativeBlockingReceive()
         {
             Assert.True(Paths.TryForce(DatagramPath.Native));
             var pair = new Loopback(Family.IPv4, receiveTimeoutMs: 0);
-            Exception? caught = null;
-            var thread = new Thread(() =>
-            {
-                try { pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()); }
-                catch (Exception e) { caught = e; }
-            });
-            thread.Start();
-            Thread.Sleep(200);
-            pair.Dispose();
-            Assert.True(thread.Join(5000), "the blocked receive did not return after Dispose");
-            Assert.IsType<ObjectDisposedException>(caught);
+            DisposeDuringWait.AssertEndsWithObjectDisposed(() => pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()), pair.Dispose);
         }
 
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
         [InlineData(DatagramPath.Managed)]
-        public void APortNobodyListensOnIsReportedAsConnectionRefused(DatagramPath path)
+        public void APortNobodyListensOnIsReportedAsTheRuntimeReportsIt(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
+            SocketError refused = Loopback.ClosedPortError(); // ConnectionRefused on Linux, ConnectionReset on Windows
             int closedPort;
             using (Socket gone = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false))
                 closedPort = ((IPEndPoint)gone.LocalEndPoint!).Port;
             using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
             client.ReceiveTimeout = 2000;
-            // A connected datagram socket hears the ICMP "port unreachable" as ECONNREFUSED on its next call.
+            // A connected datagram socket hears the ICMP "port unreachable" on its next call (Wine: it hears nothing,
+            // and the receive ends at its ReceiveTimeout).
             client.Connect(new IPEndPoint(IPAddress.Loopback, closedPort));
             client.SendTo_NonAlloc(new byte[] { 1 }.AsSpan(), EndPointKey.IPv4(127, 0, 0, 1, closedPort));
             var e = Assert.Throws<SocketException>(() => client.ReceiveFrom_NonAlloc(new byte[16].AsSpan()));
-            Assert.Equal(SocketError.ConnectionRefused, e.SocketErrorCode);
+            Assert.Equal(refused, e.SocketErrorCode);
         }
 
         [Fact]
@@ -379,7 +391,7 @@ namespace WhereAllocation.Tests
         [Fact]
         public void ThePathIsObservableAndForceable()
         {
-            Assert.Equal(DatagramPath.Native, DatagramPaths.Default); // Linux, with P/Invoke, on both runtimes
+            Assert.Equal(DatagramPath.Native, DatagramPaths.Default); // Linux and Windows, with P/Invoke, on both runtimes
             Assert.Equal(DatagramPaths.Default, DatagramPaths.Active);
             DatagramPaths.Force(DatagramPath.Managed);
             Assert.Equal(DatagramPath.Managed, DatagramPaths.Active);

@@ -87,17 +87,7 @@ namespace WhereAllocation.Tests
             Assert.True(Paths.TryForce(DatagramPath.Native));
             SocketHandles.Force(SocketHandleAccess.SafeHandleField);
             var pair = new Loopback(Family.IPv4, receiveTimeoutMs: 0);
-            Exception? caught = null;
-            var thread = new Thread(() =>
-            {
-                try { pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()); }
-                catch (Exception e) { caught = e; }
-            });
-            thread.Start();
-            Thread.Sleep(200);
-            pair.Dispose();
-            Assert.True(thread.Join(5000), "the blocked receive did not return after Dispose");
-            Assert.IsType<ObjectDisposedException>(caught);
+            DisposeDuringWait.AssertEndsWithObjectDisposed(() => pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()), pair.Dispose);
         }
 
         [Fact]

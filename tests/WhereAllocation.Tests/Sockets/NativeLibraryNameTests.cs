@@ -44,8 +44,15 @@ namespace WhereAllocation.Tests
         }
 
         [Fact]
-        public void TheCLibraryAnswersUnderItsNameOnThisMachine()
+        public void TheOsSocketLibraryAnswersUnderItsNameOnThisMachine()
         {
+            Assert.True(OsSocketCalls.Current.Probe(), OsSocketCalls.Current.Name + "'s socket library did not answer");
+            if (RuntimeInformation.IsOSPlatform(OSPlatform.Windows))
+            {
+                // Windows has no "libc": the Windows branch names only ws2_32.dll, and the C library is not reached.
+                Assert.Throws<DllNotFoundException>(() => WhereAllocation.Interop.Libc.GetPid());
+                return;
+            }
             // The name resolves here (Mono's dllmap, CoreCLR's own mapping of "libc" to libc.so.6): one harmless call.
             Assert.Equal(System.Diagnostics.Process.GetCurrentProcess().Id, WhereAllocation.Interop.Libc.GetPid());
         }

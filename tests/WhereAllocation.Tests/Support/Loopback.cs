@@ -1,6 +1,8 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using Xunit;
 
 namespace WhereAllocation.Tests
 {
@@ -71,6 +73,44 @@ namespace WhereAllocation.Tests
             socket.ReceiveBufferSize = 4 * 1024 * 1024;
             socket.Bind(new IPEndPoint(address, 0));
             return socket;
+        }
+
+        /// <summary>
+        /// The sender a peer sees for <paramref name="socket"/>: its local endpoint, except under Wine for an IPv4
+        /// socket bound to a loopback address other than 127.0.0.1.
+        /// </summary>
+        public static EndPointKey SourceOf(Socket socket)
+        {
+            var local = (IPEndPoint)socket.LocalEndPoint!;
+            // Wine 8 binds a UDP socket asked for 127.0.0.2 (or any other 127.x address but 127.0.0.1) to 0.0.0.0 in its
+            // wineserver (seen with strace) and still reports the asked address as local: its datagrams leave from 127.0.0.1.
+            if (Runtime.IsWine && local.AddressFamily == AddressFamily.InterNetwork && !local.Address.Equals(IPAddress.Loopback))
+                return EndPointKey.IPv4(127, 0, 0, 1, local.Port);
+            return EndPointKey.FromIPEndPoint(local);
+        }
+
+        /// <summary>
+        /// What the runtime's own <c>Socket.Receive</c> reports on a connected datagram socket whose datagram met a
+        /// closed port (ICMP port unreachable), asserted against what this OS is known to do: ConnectionRefused on
+        /// Linux (ECONNREFUSED), ConnectionReset on Windows (WSAECONNRESET, Winsock's report of a port unreachable
+        /// on a datagram socket), TimedOut under Wine 8, which drops the ICMP error and reports nothing. The library
+        /// must report the same on every path.
+        /// </summary>
+        public static SocketError ClosedPortError()
+        {
+            int closedPort;
+            using (Socket gone = Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false))
+                closedPort = ((IPEndPoint)gone.LocalEndPoint!).Port;
+            using Socket client = Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+            client.ReceiveTimeout = 2000;
+            client.Connect(new IPEndPoint(IPAddress.Loopback, closedPort));
+            client.Send(new byte[] { 1 });
+            SocketError error = Assert.Throws<SocketException>(() => client.Receive(new byte[16])).SocketErrorCode;
+            SocketError known = Runtime.IsWine ? SocketError.TimedOut
+                : RuntimeInformation.IsOSPlatform(OSPlatform.Windows) ? SocketError.ConnectionReset
+                : SocketError.ConnectionRefused;
+            Assert.True(known == error, "the runtime reports " + error + " for a closed port on " + Runtime.Describe() + "; expected " + known);
+            return error;
         }
 
         public void Dispose()

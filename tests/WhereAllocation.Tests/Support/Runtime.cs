@@ -3,14 +3,35 @@ using System.Runtime.InteropServices;
 
 namespace WhereAllocation.Tests
 {
-    /// <summary>Which runtime runs the suite: the same sources run on CoreCLR (xunit) and on Mono (MonoTestRunner).</summary>
+    /// <summary>
+    /// Which runtime runs the suite: the same sources run on CoreCLR (xunit), on Mono (the suite runner) and
+    /// on the win-x64 runtime under Wine (the suite runner, scripts/wine-tests.sh).
+    /// </summary>
     public static class Runtime
     {
         public static readonly bool IsMono = Type.GetType("Mono.Runtime") != null;
 
+        /// <summary>
+        /// True on Windows as Wine emulates it: Wine's ntdll exports wine_get_version, Windows' does not. The few
+        /// places where Wine's sockets differ from Windows' ask this, and each says how they differ.
+        /// </summary>
+        public static readonly bool IsWine = RuntimeInformation.IsOSPlatform(OSPlatform.Windows) && WineVersionExport() != IntPtr.Zero;
+
         public static string Describe()
         {
-            return (IsMono ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + ", " + RuntimeInformation.OSDescription + ")";
+            return (IsMono ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + ", " + RuntimeInformation.OSDescription + (IsWine ? ", under Wine" : "") + ")";
         }
+
+        private static IntPtr WineVersionExport()
+        {
+            IntPtr ntdll = GetModuleHandleW("ntdll.dll");
+            return ntdll == IntPtr.Zero ? IntPtr.Zero : GetProcAddress(ntdll, "wine_get_version");
+        }
+
+        [DllImport("kernel32.dll", CharSet = CharSet.Unicode)]
+        private static extern IntPtr GetModuleHandleW(string name);
+
+        [DllImport("kernel32.dll", CharSet = CharSet.Ansi, BestFitMapping = false)]
+        private static extern IntPtr GetProcAddress(IntPtr module, string name);
     }
 }

@@ -40,7 +40,7 @@ namespace WhereAllocation.Tests
             Keys = new EndPointKey[_clients.Length];
             for (int i = 0; i < _clients.Length; i++)
             {
-                EndPointKey key = EndPointKey.FromIPEndPoint((IPEndPoint)_clients[i].LocalEndPoint!);
+                EndPointKey key = Loopback.SourceOf(_clients[i]); // where the host really sends from (see there)
                 Keys[i] = family == Family.DualMode ? key.MapToIPv6() : key; // as the server sees it
             }
         }

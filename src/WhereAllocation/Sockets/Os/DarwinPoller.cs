@@ -22,15 +22,22 @@ namespace WhereAllocation
         private const ushort EvError = 0x4000;
         private const ushort EvEof = 0x8000;
 
+        private readonly PosixSocketCalls _calls;
         private int _queue = -1;
         private Libc.KEvent* _events;
+
+        /// <summary>A poller whose errors <paramref name="calls"/> (this OS's socket calls) map.</summary>
+        internal DarwinPoller(PosixSocketCalls calls)
+        {
+            _calls = calls;
+        }
 
         internal override string Mechanism => "kqueue";
 
         internal override SocketError Open()
         {
             _queue = Libc.KQueue();
-            if (_queue < 0) return DarwinSocketCalls.FromErrno(Marshal.GetLastWin32Error());
+            if (_queue < 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
             _events = (Libc.KEvent*)Marshal.AllocHGlobal(Capacity * sizeof(Libc.KEvent)); // freed by Close
             return SocketError.Success;
         }
@@ -50,7 +57,7 @@ namespace WhereAllocation
             if (read) Change(&changes[count++], socket, FilterRead, EvAdd | EvOneShot, token);
             if (write) Change(&changes[count++], socket, FilterWrite, EvAdd | EvOneShot, token);
             if (count == 0) return SocketError.Success;
-            if (Libc.KEventCall(_queue, changes, count, null, 0, null) < 0) return DarwinSocketCalls.FromErrno(Marshal.GetLastWin32Error());
+            if (Libc.KEventCall(_queue, changes, count, null, 0, null) < 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
             added = true;
             return SocketError.Success;
         }
@@ -76,7 +83,7 @@ namespace WhereAllocation
                 error = SocketError.Success;
                 return count;
             }
-            error = DarwinSocketCalls.FromErrno(Marshal.GetLastWin32Error());
+            error = _calls.ErrorOf(Marshal.GetLastWin32Error());
             if (error == SocketError.Interrupted) return 0;
             return -1;
         }

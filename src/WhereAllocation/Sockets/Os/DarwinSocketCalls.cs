@@ -11,10 +11,9 @@ namespace WhereAllocation
     /// <c>sendto</c> with MSG_DONTWAIT, and <c>poll</c>. Implemented from the system headers; not run by this
     /// project's CI, which has no macOS machine. The sockaddr codec is tested on byte arrays.
     /// </summary>
-    internal sealed unsafe class DarwinSocketCalls : OsSocketCalls
+    internal sealed unsafe class DarwinSocketCalls : PosixSocketCalls
     {
         private const int MsgPeek = 0x2;
-        private const int MsgDontRoute = 0x4;
         private const int MsgTrunc = 0x10;     // an output flag of recvmsg
         private const int MsgDontWait = 0x80;
         private const int SolSocket = 0xffff;
@@ -22,27 +21,16 @@ namespace WhereAllocation
         private const int SoSndBuf = 0x1001;
         private const int SoRcvBuf = 0x1002;
         private const int SoRcvTimeo = 0x1006;
-        private const int IpProtoIPv6 = 41;
         private const int IPv6V6Only = 27;
-        private const short PollIn = 0x1;
-        private const short PollOut = 0x4;
-        private const short PollHup = 0x10;
-        private const short PollNval = 0x20;
+
+        internal DarwinSocketCalls()
+            : base(MsgDontWait, SolSocket, SoReuseAddr, SoSndBuf, SoRcvBuf, IPv6V6Only)
+        {
+        }
 
         internal override string Name => "macOS";
 
         internal override SockaddrFormat Format => SockaddrFormat.Bsd;
-
-        internal override bool Probe()
-        {
-            try
-            {
-                Libc.GetPid();
-                return true;
-            }
-            catch (DllNotFoundException) { return false; }
-            catch (EntryPointNotFoundException) { return false; }
-        }
 
         internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
         {
@@ -57,7 +45,7 @@ namespace WhereAllocation
             long received = Libc.RecvMsgDarwin((int)socket, &message, (peek ? MsgPeek : 0) | MsgDontWait);
             if (received < 0)
             {
-                error = FromErrno(Marshal.GetLastWin32Error());
+                error = LastError();
                 return -1;
             }
             *addressLength = (int)message.NameLength;
@@ -65,73 +53,12 @@ namespace WhereAllocation
             return (message.Flags & MsgTrunc) != 0 ? (long)size + 1 : received;
         }
 
-        internal override long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error)
-        {
-            long sent = Libc.SendTo((int)socket, payload, (nuint)size, (dontRoute ? MsgDontRoute : 0) | MsgDontWait, address, (uint)addressLength);
-            error = sent < 0 ? FromErrno(Marshal.GetLastWin32Error()) : SocketError.Success;
-            return sent;
-        }
+        internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => ReceiveTimeout(socket, SoRcvTimeo, true);
 
-        internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error)
-        {
-            Libc.PollFd poll;
-            poll.Fd = (int)socket;
-            poll.Events = forWrite ? PollOut : PollIn;
-            poll.Revents = 0;
-            int ready = Libc.Poll(&poll, 1, timeoutMilliseconds);
-            hungUp = (poll.Revents & (PollHup | PollNval)) != 0;
-            if (ready < 0)
-            {
-                error = FromErrno(Marshal.GetLastWin32Error());
-                return -1;
-            }
-            error = SocketError.Success;
-            return ready > 0 ? 1 : 0;
-        }
-
-        internal override int ReceiveTimeoutMilliseconds(IntPtr socket)
-        {
-            // struct timeval { long tv_sec; int tv_usec; } (then padding)
-            long* timeval = stackalloc long[2];
-            timeval[0] = 0;
-            timeval[1] = 0;
-            uint length = 2 * sizeof(long);
-            if (Libc.GetSockOpt((int)socket, SolSocket, SoRcvTimeo, timeval, &length) != 0) return 0;
-            long ms = timeval[0] * 1000 + (*(int*)(timeval + 1) + 999) / 1000;
-            return ms > int.MaxValue ? int.MaxValue : (int)ms;
-        }
-
-        internal override bool IsDualMode(IntPtr socket)
-        {
-            int value = 1;
-            uint length = sizeof(int);
-            return Libc.GetSockOpt((int)socket, IpProtoIPv6, IPv6V6Only, &value, &length) == 0 && value == 0;
-        }
-
-        internal override OsPoller CreatePoller() => new DarwinPoller();
-
-        internal override SocketError DisableAddressSharing(IntPtr socket)
-        {
-            int off = 0;
-            return Libc.SetSockOpt((int)socket, SolSocket, SoReuseAddr, &off, sizeof(int)) == 0 ? SocketError.Success : FromErrno(Marshal.GetLastWin32Error());
-        }
-
-        internal override bool IsConnected(IntPtr socket)
-        {
-            byte* name = stackalloc byte[SockaddrLayout.StorageSize];
-            uint length = SockaddrLayout.StorageSize;
-            return Libc.GetPeerName((int)socket, name, &length) == 0;
-        }
-
-        internal override int BufferSize(IntPtr socket, bool receive)
-        {
-            int value = -1;
-            uint length = sizeof(int);
-            return Libc.GetSockOpt((int)socket, SolSocket, receive ? SoRcvBuf : SoSndBuf, &value, &length) == 0 ? value : -1;
-        }
+        internal override OsPoller CreatePoller() => new DarwinPoller(this);
 
         /// <summary>macOS's errno as the <see cref="SocketError"/> that .NET reports for it.</summary>
-        internal static SocketError FromErrno(int errno)
+        protected override SocketError FromErrno(int errno)
         {
             switch (errno)
             {

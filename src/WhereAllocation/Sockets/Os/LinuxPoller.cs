@@ -34,15 +34,22 @@ namespace WhereAllocation
         /// <summary>offsetof(struct epoll_event, data) in this process.</summary>
         internal static readonly int DataOffset = s_packed ? 4 : 8;
 
+        private readonly PosixSocketCalls _calls;
         private int _epoll = -1;
         private IntPtr _events;
+
+        /// <summary>A poller whose errors <paramref name="calls"/> (this OS's socket calls) map.</summary>
+        internal LinuxPoller(PosixSocketCalls calls)
+        {
+            _calls = calls;
+        }
 
         internal override string Mechanism => "epoll";
 
         internal override SocketError Open()
         {
             _epoll = Libc.EpollCreate1(EpollCloExec);
-            if (_epoll < 0) return LinuxSocketCalls.FromErrno(Marshal.GetLastWin32Error());
+            if (_epoll < 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
             _events = Marshal.AllocHGlobal(Capacity * EventSize); // freed by Close
             return SocketError.Success;
         }
@@ -67,8 +74,8 @@ namespace WhereAllocation
                 // Either way round, the set knows better than the flag: retry with the other operation.
                 if (errno == EExist) op = CtlMod;
                 else if (errno == ENoEnt) op = CtlAdd;
-                else return LinuxSocketCalls.FromErrno(errno);
-                if (Libc.EpollCtl(_epoll, op, (int)socket, ev) != 0) return LinuxSocketCalls.FromErrno(Marshal.GetLastWin32Error());
+                else return _calls.ErrorOf(errno);
+                if (Libc.EpollCtl(_epoll, op, (int)socket, ev) != 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
             }
             added = true;
             return SocketError.Success;
@@ -89,7 +96,7 @@ namespace WhereAllocation
                 error = SocketError.Success;
                 return count;
             }
-            error = LinuxSocketCalls.FromErrno(Marshal.GetLastWin32Error());
+            error = _calls.ErrorOf(Marshal.GetLastWin32Error());
             if (error == SocketError.Interrupted) return 0;
             return -1;
         }

@@ -10,10 +10,9 @@ namespace WhereAllocation
     /// length of a cut one), <c>sendto</c> with MSG_DONTWAIT, <c>poll</c>, and <c>recvmmsg</c>/<c>sendmmsg</c>
     /// for batches. Constants and error numbers are those of Linux on x86-64 and arm64.
     /// </summary>
-    internal sealed unsafe class LinuxSocketCalls : OsSocketCalls
+    internal sealed unsafe class LinuxSocketCalls : PosixSocketCalls
     {
         private const int MsgPeek = 0x2;
-        private const int MsgDontRoute = 0x4;
         private const int MsgTrunc = 0x20;     // as an input flag: return the datagram's real length
         private const int MsgDontWait = 0x40;
         private const int SolSocket = 1;
@@ -24,16 +23,12 @@ namespace WhereAllocation
         private const int SoMemInfo = 55;       // Linux 4.6+: u32 sk_meminfo[SK_MEMINFO_VARS]
         private const int MemInfoRmemAlloc = 0; // bytes queued for receiving
         private const int MemInfoDrops = 8;     // SK_MEMINFO_DROPS: datagrams dropped (Linux 4.15+)
-        private const int IpProtoIPv6 = 41;
         private const int IPv6V6Only = 26;
-        private const short PollIn = 0x1;
-        private const short PollOut = 0x4;
-        private const short PollHup = 0x10;
-        private const short PollNval = 0x20;
 
         private readonly bool _hasMultiMessage;
 
         internal LinuxSocketCalls()
+            : base(MsgDontWait, SolSocket, SoReuseAddr, SoSndBuf, SoRcvBuf, IPv6V6Only)
         {
             _hasMultiMessage = ProbeMultiMessage();
         }
@@ -42,24 +37,13 @@ namespace WhereAllocation
 
         internal override SockaddrFormat Format => SockaddrFormat.Linux;
 
-        internal override bool Probe()
-        {
-            try
-            {
-                Libc.GetPid();
-                return true;
-            }
-            catch (DllNotFoundException) { return false; }
-            catch (EntryPointNotFoundException) { return false; }
-        }
-
         internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
         {
             uint length = (uint)*addressLength;
             long received = Libc.RecvFrom((int)socket, payload, (nuint)size, (peek ? MsgPeek : 0) | MsgDontWait | MsgTrunc, address, &length);
             if (received < 0)
             {
-                error = FromErrno(Marshal.GetLastWin32Error());
+                error = LastError();
                 return -1;
             }
             *addressLength = (int)length;
@@ -67,76 +51,13 @@ namespace WhereAllocation
             return received;
         }
 
-        internal override long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error)
-        {
-            long sent = Libc.SendTo((int)socket, payload, (nuint)size, (dontRoute ? MsgDontRoute : 0) | MsgDontWait, address, (uint)addressLength);
-            error = sent < 0 ? FromErrno(Marshal.GetLastWin32Error()) : SocketError.Success;
-            return sent;
-        }
+        internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => ReceiveTimeout(socket, SoRcvTimeo, false);
 
-        internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error)
-        {
-            Libc.PollFd poll;
-            poll.Fd = (int)socket;
-            poll.Events = forWrite ? PollOut : PollIn;
-            poll.Revents = 0;
-            int ready = Libc.Poll(&poll, 1, timeoutMilliseconds);
-            hungUp = (poll.Revents & (PollHup | PollNval)) != 0;
-            if (ready < 0)
-            {
-                error = FromErrno(Marshal.GetLastWin32Error());
-                return -1;
-            }
-            error = SocketError.Success;
-            return ready > 0 ? 1 : 0; // POLLERR counts as ready: the next call reports the error
-        }
-
-        internal override int ReceiveTimeoutMilliseconds(IntPtr socket)
-        {
-            // struct timeval { long tv_sec; long tv_usec; }
-            long* timeval = stackalloc long[2];
-            timeval[0] = 0;
-            timeval[1] = 0;
-            uint length = 2 * sizeof(long);
-            if (Libc.GetSockOpt((int)socket, SolSocket, SoRcvTimeo, timeval, &length) != 0) return 0;
-            long ms = timeval[0] * 1000 + (timeval[1] + 999) / 1000;
-            return ms > int.MaxValue ? int.MaxValue : (int)ms;
-        }
-
-        internal override bool IsDualMode(IntPtr socket)
-        {
-            int value = 1;
-            uint length = sizeof(int);
-            return Libc.GetSockOpt((int)socket, IpProtoIPv6, IPv6V6Only, &value, &length) == 0 && value == 0;
-        }
-
-        internal override OsPoller CreatePoller() => new LinuxPoller();
+        internal override OsPoller CreatePoller() => new LinuxPoller(this);
 
         internal override bool TruncatedFlagGivesLength => true;
 
         internal override bool AvailableIsNextDatagramSize => true;
-
-        internal override SocketError DisableAddressSharing(IntPtr socket)
-        {
-            int off = 0;
-            return Libc.SetSockOpt((int)socket, SolSocket, SoReuseAddr, &off, sizeof(int)) == 0 ? SocketError.Success : FromErrno(Marshal.GetLastWin32Error());
-        }
-
-        internal override bool IsConnected(IntPtr socket)
-        {
-            byte* name = stackalloc byte[SockaddrLayout.StorageSize];
-            uint length = SockaddrLayout.StorageSize;
-            return Libc.GetPeerName((int)socket, name, &length) == 0;
-        }
-
-        internal override int BufferSize(IntPtr socket, bool receive)
-        {
-            // Linux reports twice what was asked for (the kernel counts its own bookkeeping in the buffer), capped at
-            // twice net.core.rmem_max / wmem_max: this is the room it really uses.
-            int value = -1;
-            uint length = sizeof(int);
-            return Libc.GetSockOpt((int)socket, SolSocket, receive ? SoRcvBuf : SoSndBuf, &value, &length) == 0 ? value : -1;
-        }
 
         internal override void QueueCounters(IntPtr socket, out long dropped, out int queuedBytes)
         {
@@ -198,7 +119,7 @@ namespace WhereAllocation
         }
 
         /// <summary>Linux's errno as the <see cref="SocketError"/> that .NET reports for it.</summary>
-        internal static SocketError FromErrno(int errno)
+        protected override SocketError FromErrno(int errno)
         {
             switch (errno)
             {

@@ -8,7 +8,7 @@ namespace WhereAllocation
     /// <summary>
     /// Windows (Winsock 2): <c>WSAPoll</c> then <c>recvfrom</c> (Winsock has no per-call non-blocking flag),
     /// <c>sendto</c>, and <c>WSAPoll</c> for waits. A cut datagram is the error WSAEMSGSIZE after the buffer
-    /// was filled. Run by this project's CI under Wine (see docs/ARCHITECTURE.md for where Wine differs).
+    /// was filled. Run by this project's CI under Wine (docs/testing-under-wine.md: where Wine differs from Windows).
     /// </summary>
     internal sealed unsafe class WindowsSocketCalls : OsSocketCalls
     {

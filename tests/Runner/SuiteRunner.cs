@@ -1,0 +1,351 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Globalization;
+using System.Linq;
+using System.Linq.Expressions;
+using System.Reflection;
+using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
+using Xunit;
+
+namespace WhereAllocation.Tests.Runner
+{
+    /// <summary>
+    /// Runs the suite's [Fact] and [Theory]/[InlineData] methods outside xunit: on Mono
+    /// (WhereAllocation.Tests.Mono) and on the win-x64 runtime under Wine (WhereAllocation.Tests.Windows),
+    /// one source file compiled into both hosts. One new instance of the test class per case (disposed
+    /// afterwards), as xunit does. A skipped test counts as a failure: the suite has none, and one would
+    /// hide a missing part.
+    /// <para>
+    /// Usage: <c>[--list-classes | --list] [--class FullName]... [--start-after TestName] [--time-limit seconds] [substring]...</c>.
+    /// Without options every test runs; substrings keep the tests whose name contains one of them.
+    /// Prints <c>  ok   Name [ms]</c> or <c>  FAIL Name</c> and the error per test, then
+    /// <c>host: N passed, N failed</c> (host = mono, windows or coreclr). A test that runs longer than the
+    /// time limit fails with "timed out after N s"; the process then prints its summary (tests not run count
+    /// as failed, and a "not run: N" line says how many) and exits, since the stuck thread cannot be stopped.
+    /// </para>
+    /// </summary>
+    public static class SuiteRunner
+    {
+        private const int DefaultTimeLimitSeconds = 60;
+
+        public static int Main(string[] args)
+        {
+            Options options;
+            try
+            {
+                options = Options.Parse(args);
+            }
+            catch (ArgumentException e)
+            {
+                Console.Error.WriteLine(e.Message);
+                return 2;
+            }
+
+            List<TestCase> cases = Discover(typeof(SuiteRunner).Assembly);
+            if (options.ListClasses)
+            {
+                foreach (string name in cases.Select(c => c.ClassName).Distinct()) Console.WriteLine(name);
+                return 0;
+            }
+            List<TestCase> selected = cases.Where(options.Selects).ToList();
+            if (options.StartAfter != null)
+            {
+                int at = selected.FindIndex(c => c.Name == options.StartAfter);
+                if (at < 0)
+                {
+                    Console.Error.WriteLine("--start-after: no selected test is named " + options.StartAfter);
+                    return 2;
+                }
+                selected.RemoveRange(0, at + 1);
+            }
+            if (options.List)
+            {
+                foreach (TestCase c in selected) Console.WriteLine(c.Name);
+                return 0;
+            }
+            return Run(selected, options.TimeLimitSeconds);
+        }
+
+        private static string Host()
+        {
+            if (Runtime.IsMono) return "mono";
+            return RuntimeInformation.IsOSPlatform(OSPlatform.Windows) ? "windows" : "coreclr";
+        }
+
+        private static int Run(List<TestCase> selected, int timeLimitSeconds)
+        {
+            Console.WriteLine("where-allocation tests on " + Runtime.Describe());
+            int passed = 0, failed = 0;
+            var failures = new List<string>();
+            var worker = new Worker();
+            for (int i = 0; i < selected.Count; i++)
+            {
+                TestCase test = selected[i];
+                if (test.Skip != null)
+                {
+                    failed++;
+                    failures.Add(test.Name + ": skipped (" + test.Skip + ") - a skip hides a missing part");
+                    Console.WriteLine("  FAIL " + test.Name + "\nskipped (" + test.Skip + ")");
+                    continue;
+                }
+                var watch = Stopwatch.StartNew();
+                if (!worker.TryRun(test, TimeSpan.FromSeconds(timeLimitSeconds), out string? error))
+                {
+                    failed++;
+                    error = "timed out after " + timeLimitSeconds + " s";
+                    failures.Add(test.Name + ": " + error);
+                    Console.WriteLine("  FAIL " + test.Name + "\n" + error);
+                    int notRun = selected.Count - i - 1;
+                    Console.WriteLine("not run: " + notRun + " (the process stops after a timed-out test: its thread cannot be stopped); they count as failed");
+                    Finish(passed, failed + notRun, failures);
+                    Console.Out.Flush();
+                    // The timed-out test's thread may sit in a blocking native call that nothing can interrupt: leave without waiting for it.
+                    Environment.Exit(1);
+                }
+                if (error == null)
+                {
+                    passed++;
+                    Console.WriteLine("  ok   " + test.Name + " [" + watch.ElapsedMilliseconds + " ms]");
+                }
+                else
+                {
+                    failed++;
+                    failures.Add(test.Name + ": " + error);
+                    Console.WriteLine("  FAIL " + test.Name + "\n" + error);
+                }
+            }
+            Finish(passed, failed, failures);
+            return failed == 0 && passed > 0 ? 0 : 1;
+        }
+
+        private static void Finish(int passed, int failed, List<string> failures)
+        {
+            foreach (string failure in failures) Console.WriteLine("FAILED: " + failure);
+            Console.WriteLine(Host() + ": " + passed + " passed, " + failed + " failed");
+        }
+
+        // ----- discovery -----
+
+        private static List<TestCase> Discover(Assembly assembly)
+        {
+            var cases = new List<TestCase>();
+            Type[] types = assembly.GetTypes()
+                .Where(t => t.IsClass && !t.IsAbstract && t.IsPublic)
+                .OrderBy(t => t.FullName, StringComparer.Ordinal).ToArray();
+            foreach (Type type in types)
+            {
+                Func<object>? create = null;
+                foreach (MethodInfo method in type.GetMethods(BindingFlags.Public | BindingFlags.Instance).OrderBy(m => m.Name, StringComparer.Ordinal))
+                {
+                    var fact = method.GetCustomAttribute<FactAttribute>();
+                    if (fact == null) continue;
+                    create ??= CompileConstructor(type);
+                    Func<object, object?[], object?> invoke = CompileCall(method);
+                    foreach (object?[] arguments in Cases(method))
+                    {
+                        string name = type.FullName + "." + method.Name + (arguments.Length == 0 ? "" : "(" + string.Join(", ", arguments.Select(a => a?.ToString() ?? "null")) + ")");
+                        cases.Add(new TestCase(type.FullName!, name, create, invoke, Convert(method, arguments), fact.Skip));
+                    }
+                }
+            }
+            return cases;
+        }
+
+        private static IEnumerable<object?[]> Cases(MethodInfo method)
+        {
+            if (method.GetCustomAttribute<TheoryAttribute>() == null)
+            {
+                yield return new object?[0];
+                yield break;
+            }
+            foreach (var data in method.GetCustomAttributes<InlineDataAttribute>())
+                foreach (object?[] row in data.GetData(method)) yield return row;
+        }
+
+        // The compiled call unboxes each argument to the parameter's exact type; InlineData may hold a
+        // narrower number (an int for a long), which reflection would have widened: convert it first.
+        private static object?[] Convert(MethodInfo method, object?[] arguments)
+        {
+            ParameterInfo[] parameters = method.GetParameters();
+            if (parameters.Length != arguments.Length) return arguments; // the call reports the mismatch
+            var converted = new object?[arguments.Length];
+            for (int i = 0; i < arguments.Length; i++)
+            {
+                object? a = arguments[i];
+                Type p = Nullable.GetUnderlyingType(parameters[i].ParameterType) ?? parameters[i].ParameterType;
+                if (a != null && !p.IsInstanceOfType(a) && a is IConvertible)
+                    a = p.IsEnum ? Enum.ToObject(p, a) : System.Convert.ChangeType(a, p, CultureInfo.InvariantCulture);
+                converted[i] = a;
+            }
+            return converted;
+        }
+
+        // Tests are called through compiled delegates, not MethodInfo.Invoke: a test's exception then
+        // reaches the runner as itself, with no reflection frame in between (the win-x64 runtime under
+        // Wine crashed when an exception was thrown through MethodInfo.Invoke's frame).
+        private static Func<object> CompileConstructor(Type type)
+        {
+            ConstructorInfo? constructor = type.GetConstructor(Type.EmptyTypes);
+            if (constructor == null)
+                return () => throw new InvalidOperationException(type.FullName + " has no public parameterless constructor");
+            return Expression.Lambda<Func<object>>(Expression.Convert(Expression.New(constructor), typeof(object))).Compile();
+        }
+
+        private static Func<object, object?[], object?> CompileCall(MethodInfo method)
+        {
+            ParameterExpression instance = Expression.Parameter(typeof(object), "instance");
+            ParameterExpression arguments = Expression.Parameter(typeof(object[]), "arguments");
+            ParameterInfo[] parameters = method.GetParameters();
+            Expression[] values = parameters
+                .Select((p, i) => (Expression)Expression.Convert(Expression.ArrayIndex(arguments, Expression.Constant(i)), p.ParameterType))
+                .ToArray();
+            Expression call = Expression.Call(Expression.Convert(instance, method.DeclaringType!), method, values);
+            Expression body = method.ReturnType == typeof(void)
+                ? Expression.Block(call, Expression.Constant(null, typeof(object)))
+                : Expression.Convert(call, typeof(object));
+            Func<object, object?[], object?> compiled = Expression.Lambda<Func<object, object?[], object?>>(body, instance, arguments).Compile();
+            int count = parameters.Length;
+            return (target, args) =>
+            {
+                if (args.Length != count) throw new ArgumentException(method.Name + " takes " + count + " arguments; its data row has " + args.Length);
+                return compiled(target, args);
+            };
+        }
+
+        // ----- execution -----
+
+        private static string? Execute(TestCase test)
+        {
+            object? instance = null;
+            string? error = null;
+            try
+            {
+                instance = test.Create();
+                object? result = test.Invoke(instance, test.Arguments);
+                if (result is Task task) task.GetAwaiter().GetResult();
+            }
+            catch (Exception e)
+            {
+                error = e.ToString();
+            }
+            try
+            {
+                (instance as IDisposable)?.Dispose();
+            }
+            catch (Exception e)
+            {
+                error = (error == null ? "" : error + "\n") + "Dispose threw: " + e;
+            }
+            return error;
+        }
+
+        /// <summary>One thread that runs the tests one at a time, so that the main thread can give up on one that never ends.</summary>
+        private sealed class Worker
+        {
+            private const int StackBytes = 16 << 20;
+            private readonly AutoResetEvent _go = new AutoResetEvent(false);
+            private readonly AutoResetEvent _done = new AutoResetEvent(false);
+            private TestCase? _test;
+            private string? _error;
+
+            public Worker()
+            {
+                var thread = new Thread(Loop, StackBytes) { IsBackground = true, Name = "test" };
+                thread.Start();
+            }
+
+            public bool TryRun(TestCase test, TimeSpan limit, out string? error)
+            {
+                _test = test;
+                _go.Set();
+                if (!_done.WaitOne(limit))
+                {
+                    error = null;
+                    return false;
+                }
+                error = _error;
+                return true;
+            }
+
+            private void Loop()
+            {
+                while (true)
+                {
+                    _go.WaitOne();
+                    _error = Execute(_test!);
+                    _done.Set();
+                }
+            }
+        }
+
+        private sealed class TestCase
+        {
+            public TestCase(string className, string name, Func<object> create, Func<object, object?[], object?> invoke, object?[] arguments, string? skip)
+            {
+                ClassName = className;
+                Name = name;
+                Create = create;
+                Invoke = invoke;
+                Arguments = arguments;
+                Skip = skip;
+            }
+
+            public string ClassName { get; }
+            public string Name { get; }
+            public Func<object> Create { get; }
+            public Func<object, object?[], object?> Invoke { get; }
+            public object?[] Arguments { get; }
+            public string? Skip { get; }
+        }
+
+        private sealed class Options
+        {
+            public bool ListClasses { get; private set; }
+            public bool List { get; private set; }
+            public List<string> Classes { get; } = new List<string>();
+            public List<string> Substrings { get; } = new List<string>();
+            public string? StartAfter { get; private set; }
+            public int TimeLimitSeconds { get; private set; } = DefaultTimeLimitSeconds;
+
+            public bool Selects(TestCase test)
+            {
+                if (Classes.Count > 0 && !Classes.Contains(test.ClassName)) return false;
+                return Substrings.Count == 0 || Substrings.Any(s => test.Name.IndexOf(s, StringComparison.Ordinal) >= 0);
+            }
+
+            public static Options Parse(string[] args)
+            {
+                var options = new Options();
+                for (int i = 0; i < args.Length; i++)
+                {
+                    switch (args[i])
+                    {
+                        case "--list-classes": options.ListClasses = true; break;
+                        case "--list": options.List = true; break;
+                        case "--class": options.Classes.Add(Value(args, ref i)); break;
+                        case "--start-after": options.StartAfter = Value(args, ref i); break;
+                        case "--time-limit":
+                            if (!int.TryParse(Value(args, ref i), NumberStyles.None, CultureInfo.InvariantCulture, out int seconds) || seconds <= 0)
+                                throw new ArgumentException("--time-limit takes a whole number of seconds greater than 0");
+                            options.TimeLimitSeconds = seconds;
+                            break;
+                        default:
+                            if (args[i].StartsWith("--", StringComparison.Ordinal)) throw new ArgumentException("unknown option " + args[i]);
+                            options.Substrings.Add(args[i]);
+                            break;
+                    }
+                }
+                return options;
+            }
+
+            private static string Value(string[] args, ref int i)
+            {
+                if (i + 1 >= args.Length) throw new ArgumentException(args[i] + " needs a value");
+                return args[++i];
+            }
+        }
+    }
+}
