@@ -74,7 +74,10 @@ namespace WhereAllocation.Tests
                 }
             }, 180_000);
             Assert.True(waited == Awaits, "only " + waited + " of " + Awaits + " awaits waited: the test did not measure waiting awaits");
-            Assert.Equal(0, bytes);
+            // The runtime's own cost of resuming an await, without the library: 0 but under Wine (docs/testing-under-wine.md).
+            long runtime = AwaitResumeCost.Measure(Awaits);
+            if (!Runtime.IsWine) Assert.Equal(0, runtime);
+            Assert.Equal(runtime, bytes);
         }
 
         [Theory]
