@@ -8,9 +8,10 @@
 #   getter stripped   the library's lookup finds no getter (as after a linker removed it) and the runtime's getter is
 #                     a stub: the native path stays, through the field that holds the handle
 #   getter stubbed    only the runtime's getter is replaced by the linker's throwing stub: the first call moves to the field
-# Each stage asserts the native path, 0 B per receive and per send over 10 000 calls, and ObjectDisposedException
-# on a disposed socket. Last, the library names its C library "__Internal" when compiled as Unity compiles the
-# package for a statically linked (iOS) player, except for the Linux-only calls, and "libc" otherwise.
+# Each stage asserts the native path, 0 B per receive, per send and per awaited receive that waits over 10 000 calls,
+# and ObjectDisposedException on a disposed socket (to an await in progress too). Last, the library names its C library
+# "__Internal" when compiled as Unity compiles the package for a statically linked (iOS) player, except for the
+# Linux-only calls, and "libc" otherwise.
 # Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -105,10 +106,11 @@ check $? "the shipped netstandard2.1 build names \"libc\" for every C library ca
 if dotnet build src/WhereAllocation -c Release -f netstandard2.1 -p:UnityDefines=UNITY_IOS -o "$work/ios" \
      --artifacts-path "$work/ios-artifacts" -nologo -v quiet >"$work/ios.txt" 2>&1; then
   ios_map=$(implmap "$work/ios/WhereAllocation.dll")
-  ! grep 'Interop.Libc::' <<<"$ios_map" | grep -v -E '::(RecvMMsg|SendMMsg|SchedSetAffinity)\(' | grep -v -q '__Internal)$'
+  linux_only='::(RecvMMsg|SendMMsg|SchedSetAffinity|EpollCreate1|EpollCtl|EpollWait)\('
+  ! grep 'Interop.Libc::' <<<"$ios_map" | grep -v -E "$linux_only" | grep -v -q '__Internal)$'
   check $? "compiled as for a Unity iOS player: every call Apple's C library has names \"__Internal\" (linked statically)"
-  [ "$(grep -E '::(RecvMMsg|SendMMsg|SchedSetAffinity)\(' <<<"$ios_map" | grep -c ' libc)$')" = 3 ]
-  check $? "compiled as for a Unity iOS player: the Linux-only recvmmsg, sendmmsg and sched_setaffinity still name \"libc\" (no symbol Apple lacks in the link)"
+  [ "$(grep -E "$linux_only" <<<"$ios_map" | grep -c ' libc)$')" = 6 ]
+  check $? "compiled as for a Unity iOS player: the Linux-only recvmmsg, sendmmsg, sched_setaffinity and epoll calls still name \"libc\" (no symbol Apple lacks in the link)"
 else
   cat "$work/ios.txt"; check 1 "the library compiles with UNITY_IOS defined"
 fi

@@ -2,11 +2,12 @@ using System;
 using System.Net;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
+using System.Threading.Tasks;
 using WhereAllocation;
 
 // Loopback send/receive through where-allocation's native path, as a user's program would do it: the
-// compatible IPEndPointNonAlloc calls and the EndPointKey calls, each checked for content and for
-// 0 bytes allocated over 10 000 calls. Prints "N passed, N failed"; exit code 0 when all pass.
+// compatible IPEndPointNonAlloc calls, the EndPointKey calls and the awaitable calls, each checked for content
+// and for 0 bytes allocated over 10 000 calls. Prints "N passed, N failed"; exit code 0 when all pass.
 
 const int Calls = 10_000;
 int passed = 0, failed = 0;
@@ -60,8 +61,122 @@ allocated = Measure(() =>
 Check(correct == total, $"EndPointKey: {correct} of {total} datagrams came back intact");
 Check(allocated == 0, $"EndPointKey: {allocated} B allocated for {Calls} send+receive pairs");
 
+// The awaitable calls, in both continuation modes: awaits that wait (a pacer thread sends each datagram only once the
+// receiver's call has returned without one) and awaits that complete at once. The work crosses threads (the library's
+// I/O thread, the thread pool), so the whole process is measured, GC.GetTotalAllocatedBytes: in this process nothing
+// else runs, unlike in a test host.
+foreach (DatagramContinuations mode in new[] { DatagramContinuations.ThreadPool, DatagramContinuations.IoThread })
+{
+    using var receiver = new AsyncDatagramSocket(b, mode);
+    using var awaitedSender = new AsyncDatagramSocket(a, mode);
+    var (waitedBytes, waited, waitedCorrect) = await AwaitsThatWait(receiver, a, keyOfB, keyOfA);
+    Check(waited == Calls && waitedCorrect == Calls, $"AsyncDatagramSocket ({mode}): {waited} of {Calls} awaits waited, {waitedCorrect} datagrams intact");
+    Check(waitedBytes == 0, $"AsyncDatagramSocket ({mode}): {waitedBytes} B allocated by the process for {Calls} awaits that waited");
+    // Off the I/O thread, where the previous await may have left this code: there an IoThread loop gives way to the
+    // other sockets every 256 immediate results, which is not what is counted here.
+    var (atOnceBytes, atOnce) = await Task.Run(() => AwaitsAtOnce(receiver, awaitedSender, keyOfB));
+    Check(atOnce == Calls, $"AsyncDatagramSocket ({mode}): {atOnce} of {Calls} send+receive awaits completed at once");
+    Check(atOnceBytes == 0, $"AsyncDatagramSocket ({mode}): {atOnceBytes} B allocated by the process for {Calls} send+receive awaits that completed at once");
+}
+
 Console.WriteLine($"{passed} passed, {failed} failed");
 return failed == 0 ? 0 : 1;
+
+// Receives with awaits that wait: the smallest whole-process count of up to three rounds after warm-up (a round can
+// meet the runtime's own one-off work, such as a thread the pool adds). One async method, the awaits written out in
+// its loops: an async helper per await would allocate its own state machine each time it waits.
+static async Task<(long Bytes, int Waited, int Correct)> AwaitsThatWait(AsyncDatagramSocket receiver, Socket from, EndPointKey to, EndPointKey expectedSender)
+{
+    var gate = new object();
+    int asked = 0;
+    bool stop = false;
+    var payload = new byte[64];
+    var pacer = new System.Threading.Thread(() =>
+    {
+        int sent = 0;
+        while (true)
+        {
+            lock (gate)
+            {
+                while (asked == sent && !stop) System.Threading.Monitor.Wait(gate, 100);
+                if (stop) return;
+            }
+            payload[0] = (byte)sent;
+            from.SendTo_NonAlloc(payload, to);
+            sent++;
+        }
+    }) { IsBackground = true };
+    pacer.Start();
+    var buffer = new byte[1500];
+    using var bounded = new System.Threading.CancellationTokenSource(TimeSpan.FromSeconds(60)); // ends a lost wait rather than hang
+    long smallest = long.MaxValue;
+    int waited = 0, correct = 0;
+    for (int round = -1; round < 3 && smallest != 0; round++)
+    {
+        int count = round < 0 ? 2000 : Calls;
+        waited = 0;
+        correct = 0;
+        long before = GC.GetTotalAllocatedBytes(true);
+        for (int i = 0; i < count; i++)
+        {
+            ValueTask<ReceivedDatagram> next = receiver.ReceiveFromAsync(buffer, bounded.Token);
+            if (!next.IsCompleted) waited++;
+            lock (gate)
+            {
+                asked++;
+                System.Threading.Monitor.Pulse(gate);
+            }
+            ReceivedDatagram datagram = await next;
+            if (datagram.Length == 64 && datagram.RemoteEndPoint == expectedSender) correct++;
+        }
+        long bytes = GC.GetTotalAllocatedBytes(true) - before;
+        if (round >= 0) smallest = Math.Min(smallest, bytes);
+    }
+    lock (gate)
+    {
+        stop = true;
+        System.Threading.Monitor.Pulse(gate);
+    }
+    pacer.Join();
+    return (smallest, waited, correct);
+}
+
+// Sends and receives with awaits that complete at once (100 queued, then 100 received: the socket's default receive
+// buffer holds them), whole process as above. The token (one registration, kept) ends a receive that waits for a
+// datagram that never comes, rather than hang.
+static async Task<(long Bytes, int AtOnce)> AwaitsAtOnce(AsyncDatagramSocket receiver, AsyncDatagramSocket sender, EndPointKey to)
+{
+    const int Block = 100;
+    var payload = new byte[64];
+    var buffer = new byte[1500];
+    using var bounded = new System.Threading.CancellationTokenSource(TimeSpan.FromSeconds(60));
+    long smallest = long.MaxValue;
+    int atOnce = 0;
+    for (int round = -1; round < 3 && smallest != 0; round++)
+    {
+        atOnce = 0;
+        long before = GC.GetTotalAllocatedBytes(true);
+        for (int block = 0; block < Calls / Block; block++)
+        {
+            for (int i = 0; i < Block; i++)
+            {
+                ValueTask<int> send = sender.SendToAsync(payload, to, bounded.Token);
+                bool sentAtOnce = send.IsCompleted;
+                await send;
+                if (!sentAtOnce) atOnce = int.MinValue;
+            }
+            for (int i = 0; i < Block; i++)
+            {
+                ValueTask<ReceivedDatagram> receive = receiver.ReceiveFromAsync(buffer, bounded.Token);
+                if (receive.IsCompleted) atOnce++;
+                await receive;
+            }
+        }
+        long bytes = GC.GetTotalAllocatedBytes(true) - before;
+        if (round >= 0) smallest = Math.Min(smallest, bytes);
+    }
+    return (smallest, atOnce);
+}
 
 // The bytes this thread allocates over Calls calls, after 2000 warm-up calls: the smallest of up to
 // three rounds, because CoreCLR's tiered JIT allocates a few dozen bytes once when it promotes a hot

@@ -4,8 +4,9 @@ using System.Net.Sockets;
 using WhereAllocation;
 
 // What a Unity game server's receive loop does with the compatible API (IPEndPointNonAlloc, ReceiveFrom_NonAlloc,
-// SendTo_NonAlloc), run after linking: the native path must be the one in use, receive and send must each allocate
-// 0 B over 10 000 calls, and a disposed socket must say ObjectDisposedException. Arguments:
+// SendTo_NonAlloc) and an async server's loop does with AsyncDatagramSocket, run after linking: the native path must be
+// the one in use, receive, send and an await that waits must each allocate 0 B over 10 000 calls, and a disposed socket
+// must say ObjectDisposedException, also to an await in progress. Arguments:
 //   --access <SafeHandleProperty|SafeHandleField>   the way to the socket's handle expected after the calls
 //   --absent <type name>                             a type of the class library that the link removed: proof that
 //                                                    the linked class library, not the installed one, is running
@@ -82,12 +83,86 @@ Check(bestSend == 0, $"SendTo_NonAlloc: {bestSend} B allocated over {Calls} call
 if (expectedAccess != null)
     Check(DatagramPaths.HandleAccess.ToString() == expectedAccess, "the socket's handle is reached through " + DatagramPaths.HandleAccess + " (expected " + expectedAccess + ")");
 
+// The awaitable receive, as an async server loop writes it: awaits that wait (the other socket sends each datagram only
+// once the call has returned without one), with the netstandard2.1 default, IoThread: after the first wait the loop runs
+// on the library's I/O thread, so that thread's count between two points of the loop is the whole receiving cost.
+var receiver = new AsyncDatagramSocket(b);
+var gate = new object();
+int asked = 0;
+bool stop = false;
+EndPointKey keyOfB = EndPointKey.FromIPEndPoint(bEndPoint);
+var pacer = new System.Threading.Thread(() =>
+{
+    int sent = 0;
+    while (true)
+    {
+        lock (gate)
+        {
+            while (asked == sent && !stop) System.Threading.Monitor.Wait(gate, 100);
+            if (stop) return;
+        }
+        a.SendTo_NonAlloc(message, keyOfB);
+        sent++;
+    }
+}) { IsBackground = true };
+pacer.Start();
+long awaitBytes = long.MaxValue;
+int waited = 0, sameThread = 0;
+for (int round = -1; round < 3 && awaitBytes != 0; round++)
+{
+    int count = round < 0 ? 2000 : Calls;
+    waited = 0;
+    int thread = Environment.CurrentManagedThreadId;
+    long before = GC.GetAllocatedBytesForCurrentThread();
+    for (int i = 0; i < count; i++)
+    {
+        System.Threading.Tasks.ValueTask<ReceivedDatagram> next = receiver.ReceiveFromAsync(received);
+        if (!next.IsCompleted) waited++;
+        lock (gate)
+        {
+            asked++;
+            System.Threading.Monitor.Pulse(gate);
+        }
+        await next;
+    }
+    long after = GC.GetAllocatedBytesForCurrentThread();
+    if (round >= 0 && thread == Environment.CurrentManagedThreadId)
+    {
+        sameThread++;
+        awaitBytes = Math.Min(awaitBytes, after - before);
+    }
+}
+lock (gate)
+{
+    stop = true;
+    System.Threading.Monitor.Pulse(gate);
+}
+pacer.Join();
+Check(waited == Calls && sameThread > 0, $"AsyncDatagramSocket: {waited} of {Calls} awaits waited, and resumed on the one I/O thread");
+Check(awaitBytes == 0, $"AsyncDatagramSocket: {awaitBytes} B allocated over {Calls} awaits that waited");
+System.Threading.Tasks.ValueTask<ReceivedDatagram> pending = receiver.ReceiveFromAsync(received);
 b.Dispose();
+Check(await Ends<ObjectDisposedException>(pending), "a socket disposed during an await ends it with ObjectDisposedException");
+receiver.Dispose();
+
 Check(Throws<ObjectDisposedException>(() => b.ReceiveFrom_NonAlloc(received, 0, received.Length, SocketFlags.None, sender)), "receiving on a disposed socket throws ObjectDisposedException");
 Check(Throws<ObjectDisposedException>(() => b.SendTo_NonAlloc(message, 0, message.Length, SocketFlags.None, toB)), "sending on a disposed socket throws ObjectDisposedException");
 
 Console.WriteLine($"{passed} passed, {failed} failed");
 return failed == 0 ? 0 : 1;
+
+static async System.Threading.Tasks.Task<bool> Ends<T>(System.Threading.Tasks.ValueTask<ReceivedDatagram> pending) where T : Exception
+{
+    try
+    {
+        await pending;
+        return false;
+    }
+    catch (T)
+    {
+        return true;
+    }
+}
 
 static bool Throws<T>(Action action) where T : Exception
 {

@@ -70,14 +70,25 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Seconds from the first to the last datagram (summed over the rounds in drain mode).</summary>
         public double Seconds => (_timedTicks + (_roundFirst == 0 ? 0 : _last - _roundFirst)) / (double)Stopwatch.Frequency;
 
-        /// <summary>Managed bytes the receiving thread allocated between <see cref="Begin"/> and <see cref="End"/>.</summary>
-        public long AllocatedBytes { get; private set; }
+        /// <summary>
+        /// Managed bytes the receiving thread allocated between <see cref="Begin"/> and <see cref="End"/> (the whole
+        /// process's with <see cref="MeasureWholeProcess"/>; null where the runtime does not count those).
+        /// </summary>
+        public long? AllocatedBytes { get; private set; }
 
         /// <summary>
-        /// CPU time (user + system) the receiving thread used between <see cref="Begin"/> and <see cref="End"/>, in nanoseconds;
-        /// in drain mode only while draining (from a round's opening to its last datagram), as wa-recv's rusage covers only its drain.
+        /// CPU time (user + system) the receiving thread used between <see cref="Begin"/> and <see cref="End"/>, in nanoseconds
+        /// (the whole process's with <see cref="MeasureWholeProcess"/>); in drain mode only while draining (from a round's
+        /// opening to its last datagram), as wa-recv's rusage covers only its drain.
         /// </summary>
         public long CpuNanoseconds { get; private set; }
+
+        /// <summary>
+        /// Set by a method before <see cref="Begin"/> when its loop runs on threads the runtime picks (an async loop
+        /// resumed on the thread pool): bytes and CPU time are then counted for the whole process. Bytes only where
+        /// the runtime counts every thread's (GC.GetTotalAllocatedBytes: .NET; Mono 6.8 has no such counter).
+        /// </summary>
+        public bool MeasureWholeProcess { get; set; }
 
         /// <summary>Set when the receiver is about to make its first receive call.</summary>
         public bool Started => Volatile.Read(ref _started) != 0;
@@ -89,8 +100,8 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Called once before the receive loop. In drain mode it waits for the first round.</summary>
         public void Begin()
         {
-            _cpuBefore = Linux.ThreadCpuNanoseconds();
-            _allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
+            _cpuBefore = MeasureWholeProcess ? Linux.ProcessCpuNanoseconds() : Linux.ThreadCpuNanoseconds();
+            _allocatedBefore = MeasureWholeProcess ? ProcessAllocatedBytes() ?? -1 : GC.GetAllocatedBytesForCurrentThread();
             Volatile.Write(ref _started, 1);
             if (_gated && WaitForRound(0)) _cpuRoundStart = Linux.ThreadCpuNanoseconds();
         }
@@ -98,8 +109,24 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Called once after the receive loop.</summary>
         public void End()
         {
+            if (MeasureWholeProcess)
+            {
+                long? now = ProcessAllocatedBytes();
+                AllocatedBytes = now == null || _allocatedBefore < 0 ? (long?)null : now.Value - _allocatedBefore;
+                CpuNanoseconds = Linux.ProcessCpuNanoseconds() - _cpuBefore;
+                return;
+            }
             AllocatedBytes = GC.GetAllocatedBytesForCurrentThread() - _allocatedBefore;
             CpuNanoseconds = _gated ? _cpuInRounds : Linux.ThreadCpuNanoseconds() - _cpuBefore;
+        }
+
+        private static long? ProcessAllocatedBytes()
+        {
+#if NET8_0_OR_GREATER
+            return GC.GetTotalAllocatedBytes(true);
+#else
+            return null; // netstandard2.1, run on Mono 6.8: no whole-process counter
+#endif
         }
 
         /// <summary>True for the controller's empty wake-up datagram after it asked the receiver to stop.</summary>

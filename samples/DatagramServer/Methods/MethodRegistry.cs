@@ -26,6 +26,17 @@ namespace WhereAllocation.Samples.DatagramServer
                         ? "the overload exists on .NET 8 and newer only, not on Mono"
                         : "this is the netstandard2.1 build; the overload needs the .NET 8+ build"),
 #endif
+                new SeedAsyncAlloc(),
+                new SeedAsyncReuse(),
+                new LibraryAsync(),
+#if NET8_0_OR_GREATER
+                new DotnetSocketAddressAsync(),
+#else
+                new AbsentMethod("dotnet-socketaddress-async", "await Socket.ReceiveFromAsync(Memory<byte>, SocketFlags, SocketAddress, token)",
+                    Machine.IsMono
+                        ? "the overload exists on .NET 8 and newer only, not on Mono"
+                        : "this is the netstandard2.1 build; the overload needs the .NET 8+ build"),
+#endif
                 new RawPinvoke(),
                 new RawRecvmmsg(),
                 new NativeMethod("c-recvfrom", "recvfrom", "bench/native wa-recv: one recvmsg per datagram, check of the bytes"),

@@ -20,6 +20,9 @@ namespace WhereAllocation.Samples.DatagramServer
         [DllImport(Lib, EntryPoint = "sched_setaffinity", SetLastError = true)]
         private static extern int SchedSetAffinity(int pid, nuint size, ulong* mask);
 
+        [DllImport(Lib, EntryPoint = "sched_getaffinity", SetLastError = true)]
+        private static extern int SchedGetAffinity(int pid, nuint size, ulong* mask);
+
         [DllImport(Lib, EntryPoint = "setsockopt", SetLastError = true)]
         private static extern int SetSockOpt(int fd, int level, int name, void* value, uint length);
 
@@ -37,6 +40,19 @@ namespace WhereAllocation.Samples.DatagramServer
             if (cpu < 0 || cpu >= 64) return false;
             ulong mask = 1UL << cpu;
             return SchedSetAffinity(0, sizeof(ulong), &mask) == 0;
+        }
+
+        /// <summary>The CPUs the calling thread may run on (the first 64), or 0 when the kernel would not say.</summary>
+        public static ulong CurrentAffinity()
+        {
+            ulong mask = 0;
+            return SchedGetAffinity(0, sizeof(ulong), &mask) == 0 ? mask : 0;
+        }
+
+        /// <summary>Lets the calling thread run on the CPUs of <paramref name="mask"/> only (0: leaves it as it is).</summary>
+        public static bool SetCurrentAffinity(ulong mask)
+        {
+            return mask != 0 && SchedSetAffinity(0, sizeof(ulong), &mask) == 0;
         }
 
         /// <summary>
@@ -89,6 +105,15 @@ namespace WhereAllocation.Samples.DatagramServer
             const int ClockThreadCpuTime = 3;
             long* timespec = stackalloc long[2];
             if (ClockGetTime(ClockThreadCpuTime, timespec) != 0) return 0;
+            return timespec[0] * 1_000_000_000 + timespec[1];
+        }
+
+        /// <summary>CPU time every thread of this process has used, user and system, in nanoseconds (CLOCK_PROCESS_CPUTIME_ID). Allocates nothing.</summary>
+        public static long ProcessCpuNanoseconds()
+        {
+            const int ClockProcessCpuTime = 2;
+            long* timespec = stackalloc long[2];
+            if (ClockGetTime(ClockProcessCpuTime, timespec) != 0) return 0;
             return timespec[0] * 1_000_000_000 + timespec[1];
         }
 

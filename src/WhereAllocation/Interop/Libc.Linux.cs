@@ -37,6 +37,22 @@ namespace WhereAllocation.Interop
         [DllImport(LinuxLib, EntryPoint = "recvmmsg", SetLastError = true)]
         internal static extern int RecvMMsg(int fd, LinuxMMsgHdr* messages, uint count, int flags, void* timeout);
 
+        /// <summary>Linux 2.6.27+: a new epoll set. <paramref name="flags"/>: EPOLL_CLOEXEC.</summary>
+        [DllImport(LinuxLib, EntryPoint = "epoll_create1", SetLastError = true)]
+        internal static extern int EpollCreate1(int flags);
+
+        /// <summary>
+        /// Adds, changes or removes a descriptor in an epoll set. <paramref name="ev"/> points at a struct epoll_event:
+        /// {uint32 events; uint64 data}, packed (12 bytes, data at 4) on x86 and x86-64, naturally aligned (16 bytes,
+        /// data at 8) elsewhere; the poller lays it out for the process's architecture.
+        /// </summary>
+        [DllImport(LinuxLib, EntryPoint = "epoll_ctl", SetLastError = true)]
+        internal static extern int EpollCtl(int epfd, int op, int fd, byte* ev);
+
+        /// <summary>Waits up to <paramref name="timeoutMilliseconds"/> for events of the set; <paramref name="events"/> holds room for <paramref name="maxEvents"/> epoll_events.</summary>
+        [DllImport(LinuxLib, EntryPoint = "epoll_wait", SetLastError = true)]
+        internal static extern int EpollWait(int epfd, byte* events, int maxEvents, int timeoutMilliseconds);
+
         /// <summary>Linux 3.0+: sends up to <paramref name="count"/> datagrams in one call, each to its own msg_name.</summary>
         [DllImport(LinuxLib, EntryPoint = "sendmmsg", SetLastError = true)]
         internal static extern int SendMMsg(int fd, LinuxMMsgHdr* messages, uint count, int flags);

@@ -68,5 +68,9 @@ namespace WhereAllocation.Interop
 
         [DllImport(Lib, EntryPoint = "getpid")]
         internal static extern int GetPid();
+
+        /// <summary>Closes a descriptor the library opened itself (an epoll or kqueue set); never a socket's.</summary>
+        [DllImport(Lib, EntryPoint = "close", SetLastError = true)]
+        internal static extern int Close(int fd);
     }
 }

@@ -153,9 +153,10 @@ namespace WhereAllocation
         /// <summary>
         /// Sends one datagram to <paramref name="to"/> (a key of the socket's family, not empty) and returns the
         /// bytes sent. The common case, room in the send buffer, is one system call; when the buffer is full a
-        /// blocking socket waits for room and a non-blocking one throws WouldBlock.
+        /// blocking socket waits for room and a non-blocking one throws WouldBlock. With <paramref name="wait"/>
+        /// false it never waits and returns <see cref="NothingQueued"/> instead when there is no room.
         /// </summary>
-        internal static int Send(Socket socket, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey to)
+        internal static int Send(Socket socket, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey to, bool wait = true)
         {
             byte* address = stackalloc byte[SockaddrLayout.StorageSize];
             int addressLength = to.WriteSockaddr(new Span<byte>(address, SockaddrLayout.StorageSize), Format);
@@ -174,10 +175,18 @@ namespace WhereAllocation
                 {
                     while (true)
                     {
+                        // Where the OS's send follows the socket's blocking mode (Windows), a send that must not wait
+                        // asks for room first.
+                        if (!wait && !s_os.SendNeverWaits && s_os.Poll(raw, true, 0, out _, out _) == 0)
+                        {
+                            sent = -1;
+                            error = SocketError.WouldBlock;
+                            break;
+                        }
                         sent = s_os.Send(raw, payload, buffer.Length, dontRoute, address, addressLength, out error);
                         if (sent >= 0) break;
                         if (error == SocketError.Interrupted) continue;
-                        if (error != SocketError.WouldBlock || !socket.Blocking) break;
+                        if (error != SocketError.WouldBlock || !wait || !socket.Blocking) break;
                         WaitUntil(socket, raw, handle, true, 0);
                     }
                 }
@@ -187,6 +196,7 @@ namespace WhereAllocation
                 if (added) handle.DangerousRelease();
             }
             if (sent >= 0) return (int)sent;
+            if (error == SocketError.WouldBlock && !wait) return (int)NothingQueued;
             throw Failure(socket, error);
         }
 

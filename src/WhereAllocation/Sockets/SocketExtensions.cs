@@ -180,7 +180,13 @@ namespace WhereAllocation
 
         internal static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
-            if (DatagramPaths.Active == DatagramPath.Native)
+            return Receive(DatagramPaths.Active, socket, array, offset, buffer, flags, wait, into, out datagram);
+        }
+
+        /// <summary>The receive on <paramref name="path"/>: the awaitable receive keeps the path it was created on.</summary>
+        internal static bool Receive(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
+        {
+            if (path == DatagramPath.Native)
             {
                 long length = NativeDatagramIO.Receive(socket, buffer, flags, wait, into, out EndPointKey sender);
                 if (length < 0)
@@ -191,14 +197,19 @@ namespace WhereAllocation
                 datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, into != null ? into.CurrentKey : sender);
                 return true;
             }
-            return ReceiveOnPath(socket, array, offset, buffer, flags, wait, into, out datagram);
+            return ReceiveOnPath(path, socket, array, offset, buffer, flags, wait, into, out datagram);
         }
 
         /// <summary>The receive of the runtime's own paths (SocketAddress, Managed), which wait and retry in their own way.</summary>
         private static bool ReceiveOnPath(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
+            return ReceiveOnPath(DatagramPaths.Active, socket, array, offset, buffer, flags, wait, into, out datagram);
+        }
+
+        private static bool ReceiveOnPath(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
+        {
             bool received;
-            switch (DatagramPaths.Active)
+            switch (path)
             {
 #if NET8_0_OR_GREATER
                 case DatagramPath.SocketAddress:
@@ -226,13 +237,33 @@ namespace WhereAllocation
             CheckSocket(socket);
             if ((flags & ~SocketFlags.DontRoute) != 0) throw new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags));
             EndPointKey to = FitToSocket(socket, remote);
-            switch (DatagramPaths.Active)
+            DatagramPath path = DatagramPaths.Active;
+            if (path == DatagramPath.Native)
             {
-                case DatagramPath.Native:
-                    // A native sendto would bind an unbound socket behind the runtime's back, leaving its
-                    // IsBound and LocalEndPoint wrong; bind through the runtime first, as its SendTo does.
-                    if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
-                    return NativeDatagramIO.Send(socket, buffer, flags, to);
+                // As in Send(path, ...), kept here so that the common send is one call shorter.
+                if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
+                return NativeDatagramIO.Send(socket, buffer, flags, to);
+            }
+            return Send(path, socket, array, offset, buffer, flags, to, true);
+        }
+
+        /// <summary>
+        /// The send on <paramref name="path"/> to <paramref name="to"/> (already fitted to the socket, see <see cref="FitToSocket"/>).
+        /// With <paramref name="wait"/> false it returns -1 instead of waiting for room in the send buffer.
+        /// </summary>
+        internal static int Send(DatagramPath path, Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey to, bool wait)
+        {
+            if (path == DatagramPath.Native)
+            {
+                // A native sendto would bind an unbound socket behind the runtime's back, leaving its
+                // IsBound and LocalEndPoint wrong; bind through the runtime first, as its SendTo does.
+                if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
+                return NativeDatagramIO.Send(socket, buffer, flags, to, wait);
+            }
+            // The runtime's sends wait on a blocking socket: ask for room first when the caller must not wait.
+            if (!wait && !socket.Poll(0, SelectMode.SelectWrite)) return -1;
+            switch (path)
+            {
 #if NET8_0_OR_GREATER
                 case DatagramPath.SocketAddress:
                     return SocketAddressDatagramIO.Send(socket, buffer, flags, to);
@@ -331,7 +362,7 @@ namespace WhereAllocation
             return NativeDatagramIO.IsSupported ? NativeDatagramIO.IsDualMode(socket) : socket.DualMode;
         }
 
-        private static EndPointKey FitToSocket(Socket socket, in EndPointKey remote)
+        internal static EndPointKey FitToSocket(Socket socket, in EndPointKey remote)
         {
             if (remote.IsEmpty) throw new ArgumentException("The destination key is empty.", nameof(remote));
             AddressFamily socketFamily = socket.AddressFamily;

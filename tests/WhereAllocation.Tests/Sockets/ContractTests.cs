@@ -5,6 +5,7 @@ using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
+using System.Threading.Tasks;
 using Xunit;
 
 namespace WhereAllocation.Tests
@@ -16,8 +17,8 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class ContractTests : IDisposable
     {
-        private static readonly string[] s_receiveIds = { "R1", "R2", "R3", "R4", "R5", "R6", "B1", "B2" };
-        private static readonly string[] s_sendIds = { "S1", "S2", "S3", "B3" };
+        private static readonly string[] s_receiveIds = { "R1", "R2", "R3", "R4", "R5", "R6", "B1", "B2", "A1" };
+        private static readonly string[] s_sendIds = { "S1", "S2", "S3", "B3", "A2" };
         private const int BlockingTimeoutMs = 200;
 
         public void Dispose() => DatagramPaths.Reset();
@@ -40,7 +41,7 @@ namespace WhereAllocation.Tests
             var seen = new Observed("Receive");
             foreach (string id in s_receiveIds)
             {
-                foreach (DatagramBatchMode mode in ModesFor(id))
+                foreach (Variant mode in ModesFor(id))
                 {
                     string row = RowName(id, mode);
                     using (var pair = new Loopback(family))
@@ -56,6 +57,7 @@ namespace WhereAllocation.Tests
                     {
                         pair.Server.Blocking = false;
                         seen.Add(row, id, "empty, non-blocking", Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
+                        if (id == "A1") seen.Add(row, id, "empty, non-blocking", NextIsMarker(pair));
                     }
                     using (var pair = new Loopback(family))
                     {
@@ -79,7 +81,7 @@ namespace WhereAllocation.Tests
             var seen = new Observed("Receive");
             foreach (string id in s_receiveIds)
             {
-                foreach (DatagramBatchMode mode in ModesFor(id))
+                foreach (Variant mode in ModesFor(id))
                 {
                     string row = RowName(id, mode);
                     using (var pair = new Loopback(Family.IPv4, BlockingTimeoutMs))
@@ -115,7 +117,7 @@ namespace WhereAllocation.Tests
             var seen = new Observed("Receive");
             foreach (string id in s_receiveIds)
             {
-                foreach (DatagramBatchMode mode in ModesFor(id))
+                foreach (Variant mode in ModesFor(id))
                 {
                     using Socket connected = ConnectedToAClosedPort(family);
                     string result = Receive(connected, id, mode, 1500, null, BlockingTimeoutMs);
@@ -140,7 +142,7 @@ namespace WhereAllocation.Tests
             var seen = new Observed("Receive");
             foreach (string id in s_receiveIds)
             {
-                foreach (DatagramBatchMode mode in ModesFor(id))
+                foreach (Variant mode in ModesFor(id))
                 {
                     using var pair = new Loopback(family == Family.IPv6 ? Family.IPv6 : Family.IPv4, BlockingTimeoutMs);
                     pair.Server.Connect(pair.ClientEndPoint);
@@ -172,7 +174,7 @@ namespace WhereAllocation.Tests
             var seen = new Observed("Send");
             foreach (string id in s_sendIds)
             {
-                foreach (DatagramBatchMode mode in ModesFor(id))
+                foreach (Variant mode in ModesFor(id))
                 {
                     string row = RowName(id, mode);
                     using (var pair = new Loopback(family))
@@ -192,7 +194,7 @@ namespace WhereAllocation.Tests
         // ----- the situations -----
 
         /// <summary>Queues a datagram of <paramref name="length"/> bytes, receives it with a buffer (or slots) of <paramref name="bufferSize"/>, and checks that the next datagram comes next.</summary>
-        private static string ReceiveQueued(Loopback pair, string id, DatagramBatchMode mode, int length, int bufferSize)
+        private static string ReceiveQueued(Loopback pair, string id, Variant mode, int length, int bufferSize)
         {
             byte[] payload = Payload(length, 1);
             pair.Client.SendTo(payload, pair.ServerTarget);
@@ -217,7 +219,7 @@ namespace WhereAllocation.Tests
             return n == marker.Length && buffer.AsSpan(0, n).SequenceEqual(marker) ? "" : "not consumed (next: " + n + " B)";
         }
 
-        private static string ReceiveWhileDisposed(Socket socket, string id, DatagramBatchMode mode)
+        private static string ReceiveWhileDisposed(Socket socket, string id, Variant mode)
         {
             string? result = null;
             var thread = new Thread(() => result = Receive(socket, id, mode, 1500, null, Timeout.Infinite)) { IsBackground = true };
@@ -259,7 +261,7 @@ namespace WhereAllocation.Tests
         }
 
         /// <summary>One call of member <paramref name="id"/>, described as the contract's cell it produced.</summary>
-        private static string Receive(Socket socket, string id, DatagramBatchMode mode, int bufferSize, Expected? expected, int batchTimeoutMs)
+        private static string Receive(Socket socket, string id, Variant mode, int bufferSize, Expected? expected, int batchTimeoutMs)
         {
             const int offset = 3;
             var array = new byte[offset + bufferSize + 5];
@@ -304,9 +306,11 @@ namespace WhereAllocation.Tests
                         if (!socket.TryReceiveFrom_NonAlloc(array.AsSpan(offset, bufferSize), out ReceivedDatagram d)) return "false";
                         return Datagram(d.Length, d.Truncated, array.AsSpan(offset), d.RemoteEndPoint, bufferSize, expected);
                     }
+                    case "A1":
+                        return ReceiveAwaited(socket, mode.Continuations, array, offset, bufferSize, expected, batchTimeoutMs);
                     default:
                     {
-                        using var batch = new DatagramBatch(4, bufferSize, mode);
+                        using var batch = new DatagramBatch(4, bufferSize, mode.Batch);
                         int n = id == "B1" ? batch.Receive(socket) : batch.Receive(socket, batchTimeoutMs);
                         if (n == 0) return "0";
                         if (n > 1) return n + " datagrams";
@@ -368,7 +372,7 @@ namespace WhereAllocation.Tests
             return new IPEndPointNonAlloc(socket.AddressFamily == AddressFamily.InterNetwork ? IPAddress.Any : IPAddress.IPv6Any, 0);
         }
 
-        private static string SendTo(Loopback pair, string id, DatagramBatchMode mode, int length)
+        private static string SendTo(Loopback pair, string id, Variant mode, int length)
         {
             byte[] payload = Payload(length, 2);
             try
@@ -384,9 +388,16 @@ namespace WhereAllocation.Tests
                         return Sent(pair, payload, pair.Client.SendTo_NonAlloc(payload.AsSpan(), pair.ServerKey), length);
                     case "S3":
                         return Sent(pair, payload, pair.Client.SendTo_NonAlloc(payload, 0, length, SocketFlags.None, pair.ServerKey), length);
+                    case "A2":
+                    {
+                        using var wrapper = new AsyncDatagramSocket(pair.Client, mode.Continuations);
+                        string? outcome = Awaits.Outcome(wrapper.SendToAsync(payload, pair.ServerKey), 10_000, out int sent);
+                        if (outcome == null) return "still waiting after 10 s";
+                        return outcome.Length > 0 ? outcome : Sent(pair, payload, sent, length);
+                    }
                     default:
                     {
-                        using var batch = new DatagramBatch(4, DatagramBatch.MaxSlotSize, mode);
+                        using var batch = new DatagramBatch(4, DatagramBatch.MaxSlotSize, mode.Batch);
                         byte[] after = Payload(10, 3);
                         Assert.True(batch.TryAdd(payload, pair.ServerKey));
                         Assert.True(batch.TryAdd(after, pair.ServerKey));
@@ -430,24 +441,247 @@ namespace WhereAllocation.Tests
             return bytes;
         }
 
+        /// <summary>
+        /// A1: one await of ReceiveFromAsync. Where the contract expects a datagram or an error, the await is given 10 s;
+        /// where the socket is empty it is given twice the socket's ReceiveTimeout, then its token is cancelled ("waits"
+        /// when that ends it with OperationCanceled); "disposed during" (<paramref name="timeoutMs"/> infinite) gets 10 s
+        /// for the Dispose to end it.
+        /// </summary>
+        private static string ReceiveAwaited(Socket socket, DatagramContinuations continuations, byte[] array, int offset, int bufferSize, Expected? expected, int timeoutMs)
+        {
+            using var wrapper = new AsyncDatagramSocket(socket, continuations);
+            using var cancel = new CancellationTokenSource();
+            ValueTask<ReceivedDatagram> pending = wrapper.ReceiveFromAsync(array.AsMemory(offset, bufferSize), cancel.Token);
+            bool mayWait = expected == null && timeoutMs != Timeout.Infinite;
+            Task<ReceivedDatagram> task = pending.AsTask();
+            string? outcome = Awaits.Outcome(new ValueTask<ReceivedDatagram>(task), mayWait ? 2 * BlockingTimeoutMs : 10_000, out ReceivedDatagram d);
+            if (outcome == null)
+            {
+                if (!mayWait) return "still waiting after 10 s";
+                cancel.Cancel();
+                outcome = Awaits.Outcome(new ValueTask<ReceivedDatagram>(task), 10_000, out d);
+                return outcome == "OperationCanceled" ? "waits" : "waited, then " + (outcome ?? "still waiting after the cancellation");
+            }
+            if (outcome.Length > 0) return outcome;
+            return Datagram(d.Length, d.Truncated, array.AsSpan(offset), d.RemoteEndPoint, bufferSize, expected);
+        }
+
+        // ----- awaits: the token, the wrapper, the reusable operation -----
+
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void AwaitSituations(DatagramPath path, DatagramContinuations continuations)
+        {
+            if (!Paths.TryForce(path)) return;
+            var seen = new Observed("Awaits");
+            string row = "A1 (" + continuations + ")";
+            foreach (string column in new[] { "canceled before", "canceled during", "wrapper disposed during", "second call", "awaited twice" })
+            {
+                using var pair = new Loopback(Family.IPv4);
+                seen.Add(row, "A1", column, AwaitedReceive(pair, continuations, column));
+            }
+            row = "A2 (" + continuations + ")";
+            using (var pair = new Loopback(Family.IPv4))
+                seen.Add(row, "A2", "canceled before", AwaitedSend(pair, continuations, "canceled before", null));
+            if (path == DatagramPath.Native)
+            {
+                // Only the native path's OS calls can be stood in for: a full send buffer makes the send wait.
+                foreach (string column in new[] { "canceled during", "wrapper disposed during", "second call", "awaited twice" })
+                {
+                    using var pair = new Loopback(Family.IPv4);
+                    using FullSendBuffer full = FullSendBuffer.Install();
+                    seen.Add(row, "A2", column, AwaitedSend(pair, continuations, column, full));
+                }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        private static string AwaitedReceive(Loopback pair, DatagramContinuations continuations, string column)
+        {
+            var wrapper = new AsyncDatagramSocket(pair.Server, continuations);
+            try
+            {
+                var buffer = new byte[100];
+                byte[] queued = Payload(20, 5);
+                using var cancel = new CancellationTokenSource();
+                switch (column)
+                {
+                    case "canceled before":
+                    {
+                        pair.Client.SendTo(queued, pair.ServerTarget);
+                        Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead));
+                        cancel.Cancel();
+                        string outcome = Awaits.Outcome(wrapper.ReceiveFromAsync(buffer, cancel.Token), 10_000, out _) ?? "still waiting";
+                        return Arrives(pair, queued) ? outcome : outcome + ", and the queued datagram was consumed";
+                    }
+                    case "canceled during":
+                    case "wrapper disposed during":
+                    {
+                        ValueTask<ReceivedDatagram> pending = wrapper.ReceiveFromAsync(buffer, cancel.Token);
+                        if (pending.IsCompleted) return "did not wait";
+                        Thread.Sleep(50);
+                        if (column == "canceled during") cancel.Cancel();
+                        else wrapper.Dispose();
+                        string outcome = Awaits.Outcome(pending, 10_000, out _) ?? "still waiting";
+                        string next = NextIsMarker(pair);
+                        return next.Length == 0 ? outcome : outcome + ", " + next;
+                    }
+                    case "second call":
+                    {
+                        ValueTask<ReceivedDatagram> first = wrapper.ReceiveFromAsync(buffer);
+                        if (first.IsCompleted) return "did not wait";
+                        string outcome = Awaits.Outcome(wrapper.ReceiveFromAsync(new byte[100]), 10_000, out _) ?? "still waiting";
+                        pair.Client.SendTo(queued, pair.ServerTarget);
+                        string firstOutcome = Awaits.Outcome(first, 10_000, out ReceivedDatagram d) ?? "still waiting";
+                        bool intact = firstOutcome.Length == 0 && d.Length == queued.Length && buffer.AsSpan(0, d.Length).SequenceEqual(queued);
+                        return intact ? outcome : outcome + ", and the first call ended " + (firstOutcome.Length > 0 ? firstOutcome : "with the wrong datagram");
+                    }
+                    default: // awaited twice
+                    {
+                        ValueTask<ReceivedDatagram> pending = wrapper.ReceiveFromAsync(buffer);
+                        if (pending.IsCompleted) return "did not wait";
+                        pair.Client.SendTo(queued, pair.ServerTarget);
+                        return AwaitTwice(pending);
+                    }
+                }
+            }
+            finally
+            {
+                wrapper.Dispose();
+            }
+        }
+
+        private static string AwaitedSend(Loopback pair, DatagramContinuations continuations, string column, FullSendBuffer? full)
+        {
+            var wrapper = new AsyncDatagramSocket(pair.Client, continuations);
+            try
+            {
+                byte[] payload = Payload(20, 6);
+                using var cancel = new CancellationTokenSource();
+                switch (column)
+                {
+                    case "canceled before":
+                    {
+                        cancel.Cancel();
+                        string outcome = Awaits.Outcome(wrapper.SendToAsync(payload, pair.ServerKey, cancel.Token), 10_000, out _) ?? "still waiting";
+                        return NothingArrives(pair) ? outcome : outcome + ", and the datagram was sent";
+                    }
+                    case "canceled during":
+                    case "wrapper disposed during":
+                    {
+                        full!.Refusing = true;
+                        ValueTask<int> pending = wrapper.SendToAsync(payload, pair.ServerKey, cancel.Token);
+                        if (pending.IsCompleted) return "did not wait";
+                        Thread.Sleep(20);
+                        if (column == "canceled during") cancel.Cancel();
+                        else wrapper.Dispose();
+                        string outcome = Awaits.Outcome(pending, 10_000, out _) ?? "still waiting";
+                        full.Refusing = false;
+                        return NothingArrives(pair) ? outcome : outcome + ", and the datagram was sent";
+                    }
+                    case "second call":
+                    {
+                        full!.Refusing = true;
+                        ValueTask<int> first = wrapper.SendToAsync(payload, pair.ServerKey);
+                        if (first.IsCompleted) return "did not wait";
+                        string outcome = Awaits.Outcome(wrapper.SendToAsync(Payload(3, 7), pair.ServerKey), 10_000, out _) ?? "still waiting";
+                        full.Refusing = false;
+                        string firstOutcome = Awaits.Outcome(first, 10_000, out int sent) ?? "still waiting";
+                        bool intact = firstOutcome.Length == 0 && sent == payload.Length && Arrives(pair, payload);
+                        return intact ? outcome : outcome + ", and the first call ended " + (firstOutcome.Length > 0 ? firstOutcome : "without its datagram arriving");
+                    }
+                    default: // awaited twice
+                    {
+                        full!.RefuseNext(1);
+                        ValueTask<int> pending = wrapper.SendToAsync(payload, pair.ServerKey);
+                        if (full.Refused == 0) return "did not wait";
+                        return AwaitTwice(pending);
+                    }
+                }
+            }
+            finally
+            {
+                wrapper.Dispose();
+            }
+        }
+
+        /// <summary>Takes a waiting call's result once (it must succeed), then again: the second's exception name.</summary>
+        private static string AwaitTwice<T>(ValueTask<T> pending)
+        {
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            while (!pending.IsCompleted && watch.ElapsedMilliseconds < 10_000) Thread.Sleep(1);
+            if (!pending.IsCompleted) return "still waiting";
+            try
+            {
+                pending.GetAwaiter().GetResult();
+            }
+            catch (Exception e)
+            {
+                return "the first await failed: " + Awaits.Name(e);
+            }
+            try
+            {
+                pending.GetAwaiter().GetResult();
+                return "awaited twice without complaint";
+            }
+            catch (Exception e)
+            {
+                return Awaits.Name(e);
+            }
+        }
+
+        private static bool NothingArrives(Loopback pair) => !pair.Server.Poll(50_000, SelectMode.SelectRead);
+
         // ----- rows, modes, OS names -----
 
-        /// <summary>The batch rows run in every batch mode: the ones this OS has, and the others must be refused explicitly.</summary>
-        private static IEnumerable<DatagramBatchMode> ModesFor(string id)
+        /// <summary>How a row is run: a batch row in a batch mode, an await row with a continuation mode.</summary>
+        private readonly struct Variant
         {
+            public Variant(DatagramBatchMode batch, DatagramContinuations continuations)
+            {
+                Batch = batch;
+                Continuations = continuations;
+            }
+
+            public DatagramBatchMode Batch { get; }
+            public DatagramContinuations Continuations { get; }
+        }
+
+        /// <summary>
+        /// The batch rows run in every batch mode (the ones this OS has; the others must be refused explicitly), the
+        /// await rows in both continuation modes, the others once.
+        /// </summary>
+        private static IEnumerable<Variant> ModesFor(string id)
+        {
+            if (id.StartsWith("A", StringComparison.Ordinal))
+            {
+                yield return new Variant(DatagramBatchMode.SingleCalls, DatagramContinuations.ThreadPool);
+                yield return new Variant(DatagramBatchMode.SingleCalls, DatagramContinuations.IoThread);
+                yield break;
+            }
             if (!id.StartsWith("B", StringComparison.Ordinal))
             {
-                yield return DatagramBatchMode.SingleCalls; // unused for the socket extensions
+                yield return new Variant(DatagramBatchMode.SingleCalls, default); // unused for the socket extensions
                 yield break;
             }
             foreach (DatagramBatchMode mode in new[] { DatagramBatchMode.MultiMessage, DatagramBatchMode.SingleCalls })
             {
-                if (DatagramBatch.IsModeAvailable(mode)) yield return mode;
+                if (DatagramBatch.IsModeAvailable(mode)) yield return new Variant(mode, default);
                 else Assert.Throws<PlatformNotSupportedException>(() => new DatagramBatch(4, 1500, mode));
             }
         }
 
-        private static string RowName(string id, DatagramBatchMode mode) => id.StartsWith("B", StringComparison.Ordinal) ? id + " (" + mode + ")" : id;
+        private static string RowName(string id, Variant mode)
+        {
+            if (id.StartsWith("B", StringComparison.Ordinal)) return id + " (" + mode.Batch + ")";
+            if (id.StartsWith("A", StringComparison.Ordinal)) return id + " (" + mode.Continuations + ")";
+            return id;
+        }
 
         /// <summary>The one documented OS difference (docs/CONTRACT.md): Windows reports a closed peer port on a connected socket as ConnectionReset.</summary>
         private static class OsNames

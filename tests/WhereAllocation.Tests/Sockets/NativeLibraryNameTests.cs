@@ -27,7 +27,7 @@ namespace WhereAllocation.Tests
         public void TheLinuxOnlyCallsAlwaysNameTheDynamicLibrary()
         {
             Assert.Equal("libc", WhereAllocation.Interop.Libc.LinuxLib);
-            foreach (string name in new[] { "RecvMMsg", "SendMMsg", "SchedSetAffinity" })
+            foreach (string name in new[] { "RecvMMsg", "SendMMsg", "SchedSetAffinity", "EpollCreate1", "EpollCtl", "EpollWait" })
             {
                 MethodInfo call = typeof(WhereAllocation.Interop.Libc).GetMethod(name, BindingFlags.Static | BindingFlags.NonPublic | BindingFlags.Public)!;
                 Assert.Equal("libc", LibraryOf(call));

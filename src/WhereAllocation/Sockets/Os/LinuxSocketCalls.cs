@@ -55,6 +55,8 @@ namespace WhereAllocation
 
         internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => ReceiveTimeout(socket, SoRcvTimeo, false);
 
+        internal override OsPoller CreatePoller() => new LinuxPoller(this);
+
         internal override bool TruncatedFlagGivesLength => true;
 
         internal override bool AvailableIsNextDatagramSize => true;

@@ -166,6 +166,18 @@ namespace WhereAllocation
             throw new PlatformNotSupportedException(ThreadPinningUnsupported);
         }
 
+        // ----- waiting for many sockets at once: the awaitable receive and send -----
+
+        /// <summary>This OS's readiness mechanism (<see cref="OsPoller"/>), not yet opened; null where the library knows none.</summary>
+        internal virtual OsPoller? CreatePoller() => null;
+
+        /// <summary>
+        /// True when <see cref="Send"/> never waits for room in the send buffer, whatever the socket's blocking mode (a
+        /// per-call flag: Linux, macOS). False where it follows the socket's mode (Windows): a send that must not wait
+        /// then asks <see cref="Poll"/> for room first.
+        /// </summary>
+        internal virtual bool SendNeverWaits => true;
+
         // ----- facts about the runtime's own socket calls on this OS, for the SocketAddress and Managed paths -----
 
         /// <summary>

@@ -44,6 +44,9 @@ namespace WhereAllocation
         /// <summary>The last call's errno, mapped.</summary>
         protected SocketError LastError() => FromErrno(Marshal.GetLastWin32Error());
 
+        /// <summary>An errno as <see cref="SocketError"/>, for this OS's poller (its calls are its own, their errors the OS's).</summary>
+        internal SocketError ErrorOf(int errno) => FromErrno(errno);
+
         internal override bool Probe()
         {
             try

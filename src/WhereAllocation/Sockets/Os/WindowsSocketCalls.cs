@@ -137,6 +137,11 @@ namespace WhereAllocation
         internal override string? ThreadPinningUnsupported =>
             "Windows: the library pins threads only for shards, which Windows cannot balance, so it has no pinning call there.";
 
+        internal override OsPoller CreatePoller() => new WindowsPoller();
+
+        // sendto follows the socket's blocking mode: Winsock has no per-call flag.
+        internal override bool SendNeverWaits => false;
+
         internal override bool HasResetReports => true;
 
         internal override SocketError DisableResetReports(IntPtr socket)

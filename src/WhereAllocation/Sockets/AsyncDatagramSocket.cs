@@ -1,0 +1,127 @@
+using System;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// Awaitable, allocation-free receive and send on one datagram <see cref="Socket"/>, on Mono and .NET alike: make one
+    /// per socket, await <see cref="ReceiveFromAsync"/> and <see cref="SendToAsync"/> as often as you like, and dispose
+    /// it before (or with) the socket. It does not own the socket.
+    /// </summary>
+    /// <remarks>
+    /// <para><b>Cost.</b> After warm-up an await allocates nothing, whether it completes at once (a datagram was queued:
+    /// one system call, on the caller's thread) or really waits, on the native path with either
+    /// <see cref="DatagramContinuations"/> on .NET 8+ and with <see cref="DatagramContinuations.IoThread"/> on Mono. Each
+    /// instance owns one reusable operation per direction: the ValueTasks it returns are backed by them, so each may be
+    /// awaited once, and one receive and one send may be outstanding at a time.</para>
+    /// <para><b>Waiting.</b> A call that finds nothing to do arms the socket in one readiness mechanism shared by every
+    /// socket of the process (epoll on Linux, kqueue on macOS, WSAPoll on Windows; <c>Socket.Select</c> on the runtime's
+    /// paths), served by one library thread that runs while at least one <see cref="AsyncDatagramSocket"/> is alive; no
+    /// thread per socket. Mono's own asynchronous socket calls are never used.</para>
+    /// <para><b>Contract.</b> As the synchronous calls (docs/CONTRACT.md): a datagram longer than the buffer comes back
+    /// cut with <see cref="ReceivedDatagram.Truncated"/>; an error the OS reports is a <see cref="SocketException"/>; a
+    /// socket disposed before or during the await gives <see cref="ObjectDisposedException"/>. Cancelling the token ends
+    /// a waiting await with <see cref="OperationCanceledException"/> and consumes no datagram. <see cref="Socket.ReceiveTimeout"/>
+    /// and <see cref="Socket.Blocking"/> do not apply: an await never blocks a thread, and waits until a datagram, the
+    /// token or a Dispose ends it, as the runtime's own asynchronous calls do. Argument errors are thrown by the call;
+    /// everything else is reported by the returned ValueTask.</para>
+    /// <para><b>Path.</b> The calls take the <see cref="DatagramPaths.Active"/> path of the moment the instance is made
+    /// (<see cref="Path"/>), and keep it.</para>
+    /// </remarks>
+    public sealed class AsyncDatagramSocket : IDisposable
+    {
+        private readonly ReadinessRegistration _registration;
+
+        /// <summary>Wraps <paramref name="socket"/> with <see cref="DefaultContinuations"/>.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
+        public AsyncDatagramSocket(Socket socket)
+            : this(socket, DefaultContinuations)
+        {
+        }
+
+        /// <summary>Wraps <paramref name="socket"/>; awaits that waited resume as <paramref name="continuations"/> says.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
+        /// <exception cref="ArgumentOutOfRangeException"><paramref name="continuations"/> is not a defined value.</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
+        public AsyncDatagramSocket(Socket socket, DatagramContinuations continuations)
+        {
+            SocketExtensions.CheckSocket(socket);
+            if (continuations != DatagramContinuations.ThreadPool && continuations != DatagramContinuations.IoThread)
+                throw new ArgumentOutOfRangeException(nameof(continuations), continuations, "Not a DatagramContinuations value.");
+            RuntimeReceive.ThrowIfDisposed(socket);
+            DatagramPath path = DatagramPaths.Active;
+            if (path == DatagramPath.Managed) DatagramPaths.ReportFallbackOnce();
+            _registration = new ReadinessRegistration(socket, path, continuations);
+        }
+
+        /// <summary>
+        /// Where awaits resume unless the constructor is told otherwise: <see cref="DatagramContinuations.ThreadPool"/> in
+        /// the .NET 8+ build, where the pool takes the library's operation as its work item at no cost;
+        /// <see cref="DatagramContinuations.IoThread"/> in the netstandard2.1 build (Unity, Mono), whose thread pool
+        /// allocates per item.
+        /// </summary>
+        public static DatagramContinuations DefaultContinuations =>
+#if NET8_0_OR_GREATER
+            DatagramContinuations.ThreadPool;
+#else
+            DatagramContinuations.IoThread;
+#endif
+
+        /// <summary>The socket the calls use.</summary>
+        public Socket Socket => _registration.Socket;
+
+        /// <summary>The datagram path the calls take (<see cref="DatagramPaths.Active"/> when this instance was made).</summary>
+        public DatagramPath Path => _registration.Path;
+
+        /// <summary>Where awaits that waited resume.</summary>
+        public DatagramContinuations Continuations => _registration.Continuations;
+
+        /// <summary>
+        /// Receives one datagram into <paramref name="buffer"/>: at once when one is queued, else when one arrives. A
+        /// datagram longer than the buffer is stored cut and reported with <see cref="ReceivedDatagram.Truncated"/>. The
+        /// buffer must stay untouched until the ValueTask completes.
+        /// </summary>
+        /// <returns>The datagram's length, whether it was cut, and its sender. Await it once.</returns>
+        /// <exception cref="InvalidOperationException">Thrown by the call: the socket is neither bound nor connected. Reported by the ValueTask: another receive on this instance is still outstanding.</exception>
+        /// <exception cref="SocketException">Reported by the ValueTask: the OS reported an error (for example ConnectionRefused on a connected socket whose peer's port is closed).</exception>
+        /// <exception cref="ObjectDisposedException">Reported by the ValueTask: the socket or this instance was disposed, before or during the wait.</exception>
+        /// <exception cref="OperationCanceledException">Reported by the ValueTask: <paramref name="cancellationToken"/> was cancelled before a datagram was received (none is consumed).</exception>
+        public ValueTask<ReceivedDatagram> ReceiveFromAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            Socket socket = _registration.Socket;
+            if (!socket.IsBound && !socket.Connected) throw new InvalidOperationException("The socket must be bound (or connected, or have sent) before it can receive.");
+            return _registration.Receive.Start(buffer, cancellationToken);
+        }
+
+        /// <summary>
+        /// Sends <paramref name="buffer"/> to <paramref name="remoteEndPoint"/>: at once when the send buffer has room,
+        /// else when it has. On a dual-mode socket an IPv4 key is sent IPv4-mapped. The buffer must stay untouched until
+        /// the ValueTask completes.
+        /// </summary>
+        /// <returns>The number of bytes sent. Await it once.</returns>
+        /// <exception cref="ArgumentException">Thrown by the call: the key is empty, or an IPv6 key on an IPv4 socket.</exception>
+        /// <exception cref="InvalidOperationException">Reported by the ValueTask: another send on this instance is still outstanding.</exception>
+        /// <exception cref="SocketException">Reported by the ValueTask: the OS reported an error (for example MessageSize for more than 65 507 bytes).</exception>
+        /// <exception cref="ObjectDisposedException">Reported by the ValueTask: the socket or this instance was disposed, before or during the wait.</exception>
+        /// <exception cref="OperationCanceledException">Reported by the ValueTask: <paramref name="cancellationToken"/> was cancelled before the datagram was sent.</exception>
+        public ValueTask<int> SendToAsync(ReadOnlyMemory<byte> buffer, EndPointKey remoteEndPoint, CancellationToken cancellationToken = default)
+        {
+            EndPointKey to = SocketExtensions.FitToSocket(_registration.Socket, remoteEndPoint);
+            return _registration.Send.Start(buffer, to, cancellationToken);
+        }
+
+        /// <summary>
+        /// Ends a waiting receive and send with <see cref="ObjectDisposedException"/> (they resume on the thread pool),
+        /// and leaves the readiness mechanism; the library's I/O thread ends once no instance is left. The socket stays
+        /// open. Calling it again does nothing.
+        /// </summary>
+        public void Dispose() => _registration.Dispose();
+    }
+}

@@ -1,0 +1,47 @@
+using System;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace WhereAllocation
+{
+    /// <summary>The receive of one <see cref="AsyncDatagramSocket"/>: one datagram, without waiting, on the path the socket's wrapper was made on.</summary>
+    internal sealed class ReceiveOperation : DatagramOperation<ReceivedDatagram>
+    {
+        private Memory<byte> _buffer;
+
+        internal ReceiveOperation(ReadinessRegistration owner)
+            : base(owner)
+        {
+        }
+
+        private protected override string BusyMessage =>
+            "A receive is already outstanding on this AsyncDatagramSocket: await it before the next (one receive at a time per socket).";
+
+        internal ValueTask<ReceivedDatagram> Start(Memory<byte> buffer, CancellationToken token)
+        {
+            if (!TryBegin(token, out ValueTask<ReceivedDatagram> refused)) return refused;
+            _buffer = buffer;
+            return Run(token);
+        }
+
+        private protected override bool TryNow(out ReceivedDatagram result)
+        {
+            Span<byte> span = _buffer.Span;
+            if (Owner.Path == DatagramPath.Native)
+            {
+                long length = NativeDatagramIO.Receive(Owner.Socket, span, SocketFlags.None, false, null, out EndPointKey sender);
+                if (length < 0)
+                {
+                    result = default;
+                    return false;
+                }
+                result = new ReceivedDatagram((int)Math.Min(length, span.Length), length > span.Length, sender);
+                return true;
+            }
+            return SocketExtensions.Receive(Owner.Path, Owner.Socket, null, 0, span, SocketFlags.None, false, null, out result);
+        }
+
+        private protected override void Clear() => _buffer = default;
+    }
+}

@@ -1,0 +1,115 @@
+using System;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using WhereAllocation.Interop;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// Linux: one epoll set, each socket registered once (EPOLL_CTL_ADD) and re-armed per wait with
+    /// EPOLL_CTL_MOD and EPOLLONESHOT. A descriptor armed from any thread joins a wait already in progress, so no
+    /// wake-up is ever needed. The events are read from a native block laid out for the architecture: struct
+    /// epoll_event is packed on x86 and x86-64 (12 bytes) and naturally aligned elsewhere (16 bytes).
+    /// </summary>
+    internal sealed unsafe class LinuxPoller : OsPoller
+    {
+        private const int EpollCloExec = 0x80000;
+        private const int CtlAdd = 1;
+        private const int CtlDel = 2;
+        private const int CtlMod = 3;
+        private const uint EpollIn = 0x1;
+        private const uint EpollOut = 0x4;
+        private const uint EpollErr = 0x8;
+        private const uint EpollHup = 0x10;
+        private const uint EpollOneShot = 1u << 30;
+        private const int ENoEnt = 2;
+        private const int EExist = 17;
+
+        private static readonly bool s_packed =
+            RuntimeInformation.ProcessArchitecture == Architecture.X64 || RuntimeInformation.ProcessArchitecture == Architecture.X86;
+
+        /// <summary>sizeof(struct epoll_event) in this process.</summary>
+        internal static readonly int EventSize = s_packed ? 12 : 16;
+
+        /// <summary>offsetof(struct epoll_event, data) in this process.</summary>
+        internal static readonly int DataOffset = s_packed ? 4 : 8;
+
+        private readonly PosixSocketCalls _calls;
+        private int _epoll = -1;
+        private IntPtr _events;
+
+        /// <summary>A poller whose errors <paramref name="calls"/> (this OS's socket calls) map.</summary>
+        internal LinuxPoller(PosixSocketCalls calls)
+        {
+            _calls = calls;
+        }
+
+        internal override string Mechanism => "epoll";
+
+        internal override SocketError Open()
+        {
+            _epoll = Libc.EpollCreate1(EpollCloExec);
+            if (_epoll < 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
+            _events = Marshal.AllocHGlobal(Capacity * EventSize); // freed by Close
+            return SocketError.Success;
+        }
+
+        internal override void Close()
+        {
+            if (_epoll >= 0) Libc.Close(_epoll);
+            _epoll = -1;
+            if (_events != IntPtr.Zero) Marshal.FreeHGlobal(_events);
+            _events = IntPtr.Zero;
+        }
+
+        internal override SocketError Arm(IntPtr socket, long token, bool read, bool write, ref bool added)
+        {
+            byte* ev = stackalloc byte[16];
+            *(uint*)ev = (read ? EpollIn : 0) | (write ? EpollOut : 0) | EpollOneShot;
+            *(long*)(ev + DataOffset) = token;
+            int op = added ? CtlMod : CtlAdd;
+            if (Libc.EpollCtl(_epoll, op, (int)socket, ev) != 0)
+            {
+                int errno = Marshal.GetLastWin32Error();
+                // Either way round, the set knows better than the flag: retry with the other operation.
+                if (errno == EExist) op = CtlMod;
+                else if (errno == ENoEnt) op = CtlAdd;
+                else return _calls.ErrorOf(errno);
+                if (Libc.EpollCtl(_epoll, op, (int)socket, ev) != 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
+            }
+            added = true;
+            return SocketError.Success;
+        }
+
+        internal override void Remove(IntPtr socket, long token)
+        {
+            // Linux before 2.6.9 wanted a non-null event even for EPOLL_CTL_DEL.
+            byte* ev = stackalloc byte[16];
+            Libc.EpollCtl(_epoll, CtlDel, (int)socket, ev);
+        }
+
+        internal override int Wait(int timeoutMilliseconds, out SocketError error)
+        {
+            int count = Libc.EpollWait(_epoll, (byte*)_events, Capacity, timeoutMilliseconds);
+            if (count >= 0)
+            {
+                error = SocketError.Success;
+                return count;
+            }
+            error = _calls.ErrorOf(Marshal.GetLastWin32Error());
+            if (error == SocketError.Interrupted) return 0;
+            return -1;
+        }
+
+        internal override void Report(int index, out long token, out bool readable, out bool writable, out bool error, out bool hungUp)
+        {
+            byte* ev = (byte*)_events + index * EventSize;
+            uint events = *(uint*)ev;
+            token = *(long*)(ev + DataOffset);
+            readable = (events & EpollIn) != 0;
+            writable = (events & EpollOut) != 0;
+            error = (events & EpollErr) != 0;
+            hungUp = (events & EpollHup) != 0;
+        }
+    }
+}

@@ -1,0 +1,53 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>Running awaitable code in tests: off the test framework's SynchronizationContext, and bounded in time.</summary>
+    public static class Awaits
+    {
+        /// <summary>
+        /// Runs <paramref name="body"/> on the thread pool (no SynchronizationContext: the test framework's would take
+        /// every continuation) and waits for it at most <paramref name="timeoutMs"/>; rethrows what it threw.
+        /// </summary>
+        public static void Run(Func<Task> body, int timeoutMs = 60_000)
+        {
+            Task task = Task.Run(body);
+            Assert.True(task.Wait(timeoutMs) || task.IsCompleted, "the awaiting code did not finish within " + timeoutMs + " ms");
+            task.GetAwaiter().GetResult();
+        }
+
+        /// <summary>
+        /// What a ValueTask came to within <paramref name="timeoutMs"/>: null while still pending, else the exception's
+        /// name without "Exception" (a SocketException: its error code), or "" for a result (given in <paramref name="result"/>).
+        /// </summary>
+        public static string? Outcome<T>(ValueTask<T> pending, int timeoutMs, out T result)
+        {
+            Task<T> task = pending.AsTask();
+            result = default!;
+            try
+            {
+                if (!task.Wait(timeoutMs)) return null;
+            }
+            catch (AggregateException)
+            {
+                // Looked at below.
+            }
+            if (task.IsCanceled) return "OperationCanceled";
+            if (task.IsFaulted) return Name(task.Exception!.InnerException!);
+            result = task.Result;
+            return "";
+        }
+
+        /// <summary>An exception as the contract names it: a SocketException's error code, else its type without "Exception".</summary>
+        public static string Name(Exception e)
+        {
+            if (e is System.Net.Sockets.SocketException socket) return socket.SocketErrorCode.ToString();
+            if (e is OperationCanceledException) return "OperationCanceled";
+            string name = e.GetType().Name;
+            return name.EndsWith("Exception", StringComparison.Ordinal) ? name.Substring(0, name.Length - "Exception".Length) : name;
+        }
+    }
+}
