@@ -2,6 +2,7 @@ using System;
 using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using WhereAllocation.Interop;
 
@@ -330,7 +331,12 @@ namespace WhereAllocation
         }
 
         /// <summary>The address family: InterNetwork, InterNetworkV6, or Unspecified for the default key.</summary>
-        public AddressFamily AddressFamily => _family == FamilyV4 ? AddressFamily.InterNetwork : _family == FamilyV6 ? AddressFamily.InterNetworkV6 : AddressFamily.Unspecified;
+        public AddressFamily AddressFamily
+        {
+            // Inlined on Mono too (its IL is over Mono's size limit): the receive checks it per datagram.
+            [MethodImpl(MethodImplOptions.AggressiveInlining)]
+            get => _family == FamilyV4 ? AddressFamily.InterNetwork : _family == FamilyV6 ? AddressFamily.InterNetworkV6 : AddressFamily.Unspecified;
+        }
 
         /// <summary>True for the default value, which names no endpoint.</summary>
         public bool IsEmpty => _family == FamilyNone;

@@ -111,6 +111,10 @@ namespace WhereAllocation
         /// <summary>The family of the current endpoint.</summary>
         public override AddressFamily AddressFamily => _key.AddressFamily;
 
+        /// <summary>True when the current endpoint is of <paramref name="family"/>: <see cref="AddressFamily"/> without a virtual call.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        internal bool HasFamily(AddressFamily family) => _key.AddressFamily == family;
+
         /// <summary>Makes this endpoint name <paramref name="key"/>. Does not allocate.</summary>
         /// <exception cref="ArgumentException"><paramref name="key"/> is empty.</exception>
         public void Set(in EndPointKey key)

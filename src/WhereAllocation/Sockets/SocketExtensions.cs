@@ -60,8 +60,16 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, IPEndPointNonAlloc remoteEndPoint)
         {
+            // A server's loop, from here to the native receive without the full overload in between: on Mono each call
+            // level costs 15-20 instructions per datagram. Anything but all-good arguments on the native path goes the full way.
+            if (buffer != null && remoteEndPoint != null && DatagramPaths.Active == DatagramPath.Native && SocketFits(socket, remoteEndPoint))
+            {
+                long length = NativeDatagramIO.Receive(socket, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint);
+                if (length > buffer.Length) throw new SocketException((int)SocketError.MessageSize);
+                return (int)length;
+            }
             if (buffer == null) throw new ArgumentNullException(nameof(buffer));
-            return ReceiveFrom_NonAlloc(socket, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint);
+            return ReceiveFrom_NonAlloc(socket, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint!); // a null endpoint: the full overload throws
         }
 
         /// <summary>
@@ -291,12 +299,19 @@ namespace WhereAllocation
         private static bool ReceiveFromArgumentsFit(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc remoteEndPoint)
         {
             // ReceiveFits written out: the datagram loop's own check is one call, not two.
-            if (remoteEndPoint == null || buffer == null || (uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset)
-                || socket == null || (flags & ~SocketFlags.Peek) != 0)
-                return false;
+            return remoteEndPoint != null && buffer != null && (uint)offset <= (uint)buffer.Length && (uint)size <= (uint)(buffer.Length - offset)
+                && (flags & ~SocketFlags.Peek) == 0 && SocketFits(socket, remoteEndPoint);
+        }
+
+        /// <summary>True when <paramref name="socket"/> is a bound (or connected) IPv4/IPv6 datagram socket of <paramref name="into"/>'s family.</summary>
+        // Inlined, and the endpoint's family read without its virtual property: each is a call per datagram on Mono otherwise.
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private static bool SocketFits(Socket socket, IPEndPointNonAlloc into)
+        {
+            if (socket == null) return false;
             AddressFamily family = socket.AddressFamily;
             return (family == AddressFamily.InterNetwork || family == AddressFamily.InterNetworkV6) && socket.SocketType == SocketType.Dgram
-                && remoteEndPoint.AddressFamily == family && (socket.IsBound || socket.Connected);
+                && into.HasFamily(family) && (socket.IsBound || socket.Connected);
         }
 
         /// <summary>The compatible receive's checks one by one: throws for the first bad argument (an IPv4 endpoint on a dual-mode socket passes).</summary>
