@@ -21,13 +21,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <linux/sock_diag.h> /* SK_MEMINFO_DROPS */
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -38,9 +36,6 @@
 
 #ifndef SO_RXQ_OVFL
 #define SO_RXQ_OVFL 40
-#endif
-#ifndef SO_MEMINFO
-#define SO_MEMINFO 55
 #endif
 
 #define MAX_BATCH 1024
@@ -91,20 +86,6 @@ static uint32_t drops_from_cmsg(struct msghdr *m)
 }
 
 
-/* Reads the socket's SO_MEMINFO counters; returns 0 on success. */
-static int read_meminfo(int fd, uint32_t *rmem, uint32_t *drops)
-{
-    uint32_t m[SK_MEMINFO_VARS];
-    socklen_t len = sizeof(m);
-    memset(m, 0, sizeof(m));
-    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len) < 0 ||
-        len < (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t))
-        return -1;
-    *rmem = m[SK_MEMINFO_RMEM_ALLOC];
-    *drops = m[SK_MEMINFO_DROPS];
-    return 0;
-}
-
 /* --drain: waits until the receive queue holds something and has not
  * changed (queued bytes and drop counter) for DRAIN_SETTLE_MS, or until
  * t_cap.  Linux reports the queue in bytes, not datagrams, so "the
@@ -135,30 +116,6 @@ static int wait_for_full_queue(int fd, uint64_t t_cap)
         struct timespec pause = { 0, DRAIN_POLL_MS * 1000000L };
         nanosleep(&pause, NULL);
     }
-}
-
-static int write_ready_file(const char *path, unsigned port)
-{
-    /* write a temporary file, then rename, so a reader never sees a
-     * half-written number */
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return -1;
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        free(tmp);
-        return -1;
-    }
-    int bad = fprintf(f, "%u", port) < 0;
-    bad |= fclose(f) != 0;
-    if (!bad)
-        bad = rename(tmp, path) != 0;
-    if (bad)
-        unlink(tmp);
-    free(tmp);
-    return bad ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -218,17 +175,11 @@ int main(int argc, char **argv)
         case 'H': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
-        if (bad) {
-            wa_bad_option("wa-recv", opts, o, optarg);
-            usage(stderr);
-            return 2;
-        }
+        if (bad)
+            return wa_reject_option("wa-recv", opts, o, optarg, usage);
     }
-    if (optind != argc || count < 0) {
-        fprintf(stderr, "wa-recv: --count is required\n");
-        usage(stderr);
-        return 2;
-    }
+    if (optind != argc || count < 0)
+        return wa_missing_options("wa-recv", "--count is", usage);
     if (method == METHOD_RECVFROM)
         batch = 1;
 
@@ -237,26 +188,11 @@ int main(int argc, char **argv)
 
     /* ---- socket ---- */
     struct sockaddr_storage addr;
-    socklen_t alen;
-    memset(&addr, 0, sizeof(addr));
     int family = strcmp(bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
-    if (family == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)&addr;
-        a->sin_family = AF_INET;
-        a->sin_port = htons((uint16_t)port);
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        alen = sizeof(*a);
-    } else {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&addr;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)port);
-        if (strcmp(bind_to, "dual") == 0) {
-            /* loopback only: the IPv4-mapped form of 127.0.0.1, not "::" */
-            inet_pton(AF_INET6, "::ffff:127.0.0.1", &a->sin6_addr);
-        } else {
-            a->sin6_addr = in6addr_loopback;
-        }
-        alen = sizeof(*a);
+    socklen_t alen = wa_loopback(&addr, family, (unsigned)port);
+    if (strcmp(bind_to, "dual") == 0) {
+        /* loopback only: the IPv4-mapped form of 127.0.0.1, not "::" */
+        inet_pton(AF_INET6, "::ffff:127.0.0.1", &((struct sockaddr_in6 *)&addr)->sin6_addr);
     }
 
     int fd = socket(family, SOCK_DGRAM, 0);
@@ -297,15 +233,11 @@ int main(int argc, char **argv)
         perror("wa-recv: bind");
         return 1;
     }
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof(bound);
-    if (getsockname(fd, (struct sockaddr *)&bound, &blen) < 0) {
+    unsigned bound_port;
+    if (wa_bound_port(fd, family, &bound_port) < 0) {
         perror("wa-recv: getsockname");
         return 1;
     }
-    unsigned bound_port = family == AF_INET
-        ? ntohs(((struct sockaddr_in *)&bound)->sin_port)
-        : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
 
     /* ---- buffers (touched now, not during the measurement) ---- */
     struct stats st;
@@ -337,7 +269,7 @@ int main(int argc, char **argv)
 
     /* ---- tell the driver we are ready ---- */
     fprintf(stderr, "port=%u\n", bound_port);
-    if (ready_file && write_ready_file(ready_file, bound_port) < 0) {
+    if (ready_file && wa_write_ready_file(ready_file, bound_port) < 0) {
         fprintf(stderr, "wa-recv: cannot write %s: %s\n", ready_file, strerror(errno));
         return 1;
     }
@@ -428,16 +360,13 @@ int main(int argc, char **argv)
     /* SO_RXQ_OVFL only tells what the counter was when the last received
      * datagram was queued; datagrams dropped after it are not in there.
      * The same counter (sk_drops) read now through SO_MEMINFO covers them. */
-    uint32_t meminfo[SK_MEMINFO_VARS];
-    socklen_t mlen = sizeof(meminfo);
     uint64_t drops_final = st.drops_cmsg;
-    memset(meminfo, 0, sizeof(meminfo));
-    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, meminfo, &mlen) == 0 &&
-        mlen >= (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t)) {
-        if (meminfo[SK_MEMINFO_DROPS] > drops_final)
-            drops_final = meminfo[SK_MEMINFO_DROPS];
+    uint32_t rmem_end, drops_end;
+    if (read_meminfo(fd, &rmem_end, &drops_end) == 0) {
+        if (drops_end > drops_final)
+            drops_final = drops_end;
         fprintf(stderr, "wa-recv: drops so_rxq_ovfl_last=%u so_meminfo_end=%u\n",
-                st.drops_cmsg, meminfo[SK_MEMINFO_DROPS]);
+                st.drops_cmsg, drops_end);
     } else {
         fprintf(stderr, "wa-recv: drops so_rxq_ovfl_last=%u so_meminfo_end=n/a\n",
                 st.drops_cmsg);
@@ -451,20 +380,11 @@ int main(int argc, char **argv)
      * which costs almost no CPU since the socket blocks).  When the sender
      * is the bottleneck, wall-clock datagrams_per_s only shows the
      * sender's rate; CPU time per datagram shows the receiver's cost. */
-    double cpu_user = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
-                      (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
-    double cpu_sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-                     (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    fprintf(stderr, "wa-recv: cpu user=%.6f sys=%.6f cpu_ns_per_datagram=%.1f\n",
-            cpu_user, cpu_sys,
-            st.received ? (cpu_user + cpu_sys) * 1e9 / (double)st.received : 0.0);
+    report_cpu("wa-recv", &ru0, &ru1, st.received);
 
     double seconds = got_any ? (double)(t_last - t_first) / 1e9 : 0.0;
-    double per_s = 0.0, ns_per = 0.0;
-    if (seconds > 0.0 && st.received > 0) {
-        per_s = (double)st.received / seconds;
-        ns_per = seconds * 1e9 / (double)st.received;
-    }
+    double per_s, ns_per;
+    rates(seconds, st.received, &per_s, &ns_per);
     printf("method=%s batch=%lld received=%llu corrupt=%llu duplicate=%llu "
            "out_of_range=%llu seconds=%.6f datagrams_per_s=%.0f "
            "ns_per_datagram=%.1f rcvbuf_granted=%d kernel_drops=%llu\n",

@@ -20,14 +20,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <linux/sock_diag.h> /* SK_MEMINFO_DROPS */
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -37,9 +35,6 @@
 
 #ifndef SO_REUSEPORT
 #define SO_REUSEPORT 15
-#endif
-#ifndef SO_MEMINFO
-#define SO_MEMINFO 55
 #endif
 
 #define MAX_SHARDS 64
@@ -86,19 +81,6 @@ static void usage(FILE *f)
         "  --ready-file PATH          write the bound port there once bound\n"
         "  --no-check                 do not validate datagrams, only count them\n",
         MAX_SHARDS, MAX_BATCH, MAX_COUNT);
-}
-
-static int read_meminfo(int fd, uint32_t *rmem, uint32_t *drops)
-{
-    uint32_t m[SK_MEMINFO_VARS];
-    socklen_t len = sizeof(m);
-    memset(m, 0, sizeof(m));
-    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len) < 0 ||
-        len < (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t))
-        return -1;
-    *rmem = m[SK_MEMINFO_RMEM_ALLOC];
-    *drops = m[SK_MEMINFO_DROPS];
-    return 0;
 }
 
 /* Waits until the queues hold something and none of them (queued bytes,
@@ -167,46 +149,6 @@ static void *drain(void *arg)
     return NULL;
 }
 
-static int write_ready_file(const char *path, unsigned port)
-{
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return -1;
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        free(tmp);
-        return -1;
-    }
-    int bad = fprintf(f, "%u", port) < 0;
-    bad |= fclose(f) != 0;
-    if (!bad)
-        bad = rename(tmp, path) != 0;
-    if (bad)
-        unlink(tmp);
-    free(tmp);
-    return bad ? -1 : 0;
-}
-
-static unsigned port_of(int fd, int family)
-{
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof(bound);
-    if (getsockname(fd, (struct sockaddr *)&bound, &blen) < 0)
-        return 0;
-    return family == AF_INET ? ntohs(((struct sockaddr_in *)&bound)->sin_port)
-                             : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
-}
-
-static void set_port(struct sockaddr_storage *addr, int family, unsigned port)
-{
-    if (family == AF_INET)
-        ((struct sockaddr_in *)addr)->sin_port = htons((uint16_t)port);
-    else
-        ((struct sockaddr_in6 *)addr)->sin6_port = htons((uint16_t)port);
-}
-
 int main(int argc, char **argv)
 {
     const char *bind_to = "127.0.0.1";
@@ -261,17 +203,11 @@ int main(int argc, char **argv)
         case 'H': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
-        if (bad) {
-            wa_bad_option("wa-shards", opts, o, optarg);
-            usage(stderr);
-            return 2;
-        }
+        if (bad)
+            return wa_reject_option("wa-shards", opts, o, optarg, usage);
     }
-    if (optind != argc || count < 0 || nshards < 0) {
-        fprintf(stderr, "wa-shards: --shards and --count are required\n");
-        usage(stderr);
-        return 2;
-    }
+    if (optind != argc || count < 0 || nshards < 0)
+        return wa_missing_options("wa-shards", "--shards and --count are", usage);
     if (method == METHOD_RECVFROM)
         batch = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -280,20 +216,8 @@ int main(int argc, char **argv)
 
     /* ---- the group ---- */
     struct sockaddr_storage addr;
-    socklen_t alen;
-    memset(&addr, 0, sizeof(addr));
     int family = strcmp(bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
-    if (family == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)&addr;
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        alen = sizeof(*a);
-    } else {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&addr;
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_loopback;
-        alen = sizeof(*a);
-    }
+    socklen_t alen = wa_loopback(&addr, family, 0);
     if (port == 0) {
         /* Linux may give a SO_REUSEPORT socket that binds port 0 a port
          * another such socket holds; a socket without it gets a free one. */
@@ -302,10 +226,12 @@ int main(int argc, char **argv)
             perror("wa-shards: reserving a port");
             return 1;
         }
-        port = port_of(probe, family);
+        unsigned reserved = 0; /* a failed getsockname leaves 0 */
+        (void)wa_bound_port(probe, family, &reserved);
+        port = reserved;
         close(probe);
     }
-    set_port(&addr, family, (unsigned)port);
+    alen = wa_loopback(&addr, family, (unsigned)port);
 
     static struct shard shards[MAX_SHARDS];
     pthread_barrier_t go;
@@ -371,7 +297,7 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "wa-shards: SO_RCVBUF asked=%lld granted=%d\n", rcvbuf, granted);
     fprintf(stderr, "port=%u\n", (unsigned)port);
-    if (ready_file && write_ready_file(ready_file, (unsigned)port) < 0) {
+    if (ready_file && wa_write_ready_file(ready_file, (unsigned)port) < 0) {
         fprintf(stderr, "wa-shards: cannot write %s: %s\n", ready_file, strerror(errno));
         return 1;
     }
@@ -431,21 +357,13 @@ int main(int argc, char **argv)
                 (unsigned long long)(s->t_start - shards[0].t_start), (unsigned long long)(s->got_any ? s->t_last - s->t_start : 0));
     }
 
-    double cpu_user = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
-                      (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
-    double cpu_sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-                     (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    fprintf(stderr, "wa-shards: cpu user=%.6f sys=%.6f cpu_ns_per_datagram=%.1f\n", cpu_user, cpu_sys,
-            all.received ? (cpu_user + cpu_sys) * 1e9 / (double)all.received : 0.0);
+    report_cpu("wa-shards", &ru0, &ru1, all.received);
     fprintf(stderr, "wa-shards: stopped by drained; calls=%llu datagrams_per_call=%.2f\n",
             (unsigned long long)all.calls, all.calls ? (double)all.received / (double)all.calls : 0.0);
 
     double seconds = t_last > t_start ? (double)(t_last - t_start) / 1e9 : 0.0;
-    double per_s = 0.0, ns_per = 0.0;
-    if (seconds > 0.0 && all.received > 0) {
-        per_s = (double)all.received / seconds;
-        ns_per = seconds * 1e9 / (double)all.received;
-    }
+    double per_s, ns_per;
+    rates(seconds, all.received, &per_s, &ns_per);
     printf("method=%s batch=%lld shards=%lld received=%llu corrupt=%llu duplicate=%llu "
            "out_of_range=%llu seconds=%.6f datagrams_per_s=%.0f ns_per_datagram=%.1f "
            "rcvbuf_granted=%d kernel_drops=%llu shard_received=%s\n",
