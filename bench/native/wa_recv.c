@@ -45,8 +45,6 @@
 #define DRAIN_POLL_MS 5         /* --drain: how often the queue is looked at */
 #define DRAIN_SETTLE_MS 100     /* --drain: unchanged this long = stopped growing */
 
-enum method { METHOD_RECVFROM, METHOD_RECVMMSG };
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -120,77 +118,50 @@ static int wait_for_full_queue(int fd, uint64_t t_cap)
 
 int main(int argc, char **argv)
 {
-    const char *bind_to = "127.0.0.1";
-    const char *ready_file = NULL;
-    enum method method = METHOD_RECVMMSG;
-    long long port = 0, batch = 64, count = -1, size = 2048, cpu = -1;
-    long long rcvbuf = 0, idle_ms = 500, max_seconds = 60;
-    unsigned long long first_seq = 0;
-    int drain = 0, no_check = 0;
+    struct receiver_options opt = receiver_defaults();
+    long long idle_ms = 500;
+    int drain = 0;
 
     static const struct option opts[] = {
-        { "bind", required_argument, NULL, 'b' },
-        { "port", required_argument, NULL, 'p' },
-        { "method", required_argument, NULL, 'm' },
-        { "batch", required_argument, NULL, 'B' },
-        { "count", required_argument, NULL, 'n' },
-        { "first-seq", required_argument, NULL, 'q' },
-        { "size", required_argument, NULL, 's' },
-        { "cpu", required_argument, NULL, 'c' },
-        { "rcvbuf", required_argument, NULL, 'r' },
+        RECEIVER_OPTIONS,
         { "idle-ms", required_argument, NULL, 'i' },
-        { "max-seconds", required_argument, NULL, 'x' },
-        { "ready-file", required_argument, NULL, 'f' },
         { "drain", no_argument, NULL, 'D' },
-        { "no-check", no_argument, NULL, 'N' },
         { "help", no_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (o) {
-        case 'b':
-            bind_to = optarg;
-            bad = strcmp(optarg, "127.0.0.1") != 0 && strcmp(optarg, "::1") != 0 &&
-                  strcmp(optarg, "dual") != 0;
-            break;
-        case 'p': bad = wa_parse_i64(optarg, 0, 65535, &port); break;
-        case 'm':
-            if (strcmp(optarg, "recvfrom") == 0) method = METHOD_RECVFROM;
-            else if (strcmp(optarg, "recvmmsg") == 0) method = METHOD_RECVMMSG;
-            else bad = 1;
-            break;
-        case 'B': bad = wa_parse_i64(optarg, 1, MAX_BATCH, &batch); break;
-        case 'n': bad = wa_parse_i64(optarg, 1, MAX_COUNT, &count); break;
-        case 'q': bad = wa_parse_u64(optarg, WA_MAX_SEQ, &first_seq); break;
-        case 's': bad = wa_parse_i64(optarg, 1, 65536, &size); break;
-        case 'c': bad = wa_parse_i64(optarg, LLONG_MIN, LLONG_MAX, &cpu); break;
-        case 'r': bad = wa_parse_i64(optarg, 0, INT_MAX, &rcvbuf); break;
-        case 'i': bad = wa_parse_i64(optarg, 1, 3600000, &idle_ms); break;
-        case 'x': bad = wa_parse_i64(optarg, 1, 86400, &max_seconds); break;
-        case 'f': ready_file = optarg; break;
-        case 'D': drain = 1; break;
-        case 'N': no_check = 1; break;
-        case 'H': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        int bad = receiver_option(&opt, o, optarg, MAX_BATCH, MAX_COUNT);
+        if (bad < 0) {
+            bad = 0;
+            switch (o) {
+            case 'b':
+                opt.bind_to = optarg;
+                bad = strcmp(optarg, "127.0.0.1") != 0 && strcmp(optarg, "::1") != 0 &&
+                      strcmp(optarg, "dual") != 0;
+                break;
+            case 'i': bad = wa_parse_i64(optarg, 1, 3600000, &idle_ms); break;
+            case 'D': drain = 1; break;
+            case 'H': usage(stdout); return 0;
+            default: usage(stderr); return 2;
+            }
         }
         if (bad)
             return wa_reject_option("wa-recv", opts, o, optarg, usage);
     }
-    if (optind != argc || count < 0)
+    if (optind != argc || opt.count < 0)
         return wa_missing_options("wa-recv", "--count is", usage);
-    if (method == METHOD_RECVFROM)
-        batch = 1;
+    if (opt.method == METHOD_RECVFROM)
+        opt.batch = 1;
 
-    if (wa_pin_cpu_or_report("wa-recv", cpu) < 0)
+    if (wa_pin_cpu_or_report("wa-recv", opt.cpu) < 0)
         return 1;
 
     /* ---- socket ---- */
     struct sockaddr_storage addr;
-    int family = strcmp(bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
-    socklen_t alen = wa_loopback(&addr, family, (unsigned)port);
-    if (strcmp(bind_to, "dual") == 0) {
+    int family = strcmp(opt.bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
+    socklen_t alen = wa_loopback(&addr, family, (unsigned)opt.port);
+    if (strcmp(opt.bind_to, "dual") == 0) {
         /* loopback only: the IPv4-mapped form of 127.0.0.1, not "::" */
         inet_pton(AF_INET6, "::ffff:127.0.0.1", &((struct sockaddr_in6 *)&addr)->sin6_addr);
     }
@@ -201,7 +172,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int one = 1, zero = 0;
-    if (strcmp(bind_to, "dual") == 0 &&
+    if (strcmp(opt.bind_to, "dual") == 0 &&
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0) {
         perror("wa-recv: setsockopt(IPV6_V6ONLY=0)");
         return 1;
@@ -210,8 +181,8 @@ int main(int argc, char **argv)
         perror("wa-recv: setsockopt(SO_RXQ_OVFL)");
         return 1;
     }
-    if (rcvbuf > 0) {
-        int v = (int)rcvbuf;
+    if (opt.rcvbuf > 0) {
+        int v = (int)opt.rcvbuf;
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0) {
             perror("wa-recv: setsockopt(SO_RCVBUF)");
             return 1;
@@ -223,7 +194,7 @@ int main(int argc, char **argv)
         perror("wa-recv: getsockopt(SO_RCVBUF)");
         return 1;
     }
-    fprintf(stderr, "wa-recv: SO_RCVBUF asked=%lld granted=%d\n", rcvbuf, granted);
+    fprintf(stderr, "wa-recv: SO_RCVBUF asked=%lld granted=%d\n", opt.rcvbuf, granted);
     struct timeval tv = { 0, RCV_TIMEOUT_MS * 1000 };
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
         perror("wa-recv: setsockopt(SO_RCVTIMEO)");
@@ -242,11 +213,11 @@ int main(int argc, char **argv)
     /* ---- buffers (touched now, not during the measurement) ---- */
     struct stats st;
     memset(&st, 0, sizeof(st));
-    st.first_seq = first_seq;
-    st.no_check = no_check;
-    st.count = (uint64_t)count;
-    st.seen = calloc((size_t)((count + 7) / 8), 1);
-    size_t nb = (size_t)batch, sz = (size_t)size;
+    st.first_seq = opt.first_seq;
+    st.no_check = opt.no_check;
+    st.count = (uint64_t)opt.count;
+    st.seen = calloc((size_t)((opt.count + 7) / 8), 1);
+    size_t nb = (size_t)opt.batch, sz = (size_t)opt.size;
     uint8_t *data = malloc(nb * sz);
     char *ctl = malloc(nb * CTL_SPACE);
     struct iovec *iov = calloc(nb, sizeof(*iov));
@@ -255,7 +226,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "wa-recv: out of memory\n");
         return 1;
     }
-    memset(st.seen, 0, (size_t)((count + 7) / 8));
+    memset(st.seen, 0, (size_t)((opt.count + 7) / 8));
     memset(data, 0, nb * sz);
     memset(ctl, 0, nb * CTL_SPACE);
     for (size_t i = 0; i < nb; i++) {
@@ -269,15 +240,15 @@ int main(int argc, char **argv)
 
     /* ---- tell the driver we are ready ---- */
     fprintf(stderr, "port=%u\n", bound_port);
-    if (ready_file && wa_write_ready_file(ready_file, bound_port) < 0) {
-        fprintf(stderr, "wa-recv: cannot write %s: %s\n", ready_file, strerror(errno));
+    if (opt.ready_file && wa_write_ready_file(opt.ready_file, bound_port) < 0) {
+        fprintf(stderr, "wa-recv: cannot write %s: %s\n", opt.ready_file, strerror(errno));
         return 1;
     }
 
     /* ---- receive loop ---- */
     struct rusage ru0, ru1;
     const uint64_t idle_ns = (uint64_t)idle_ms * 1000000ull;
-    const uint64_t t_cap = wa_now_ns() + (uint64_t)max_seconds * 1000000000ull;
+    const uint64_t t_cap = wa_now_ns() + (uint64_t)opt.max_seconds * 1000000000ull;
     uint64_t t_first = 0, t_last = 0;
     int got_any = 0;
     size_t used = 0; /* entries of msgs[] filled by the last recvmmsg */
@@ -303,7 +274,7 @@ int main(int argc, char **argv)
 
     while (st.received < st.count) {
         int n;
-        if (method == METHOD_RECVFROM) {
+        if (opt.method == METHOD_RECVFROM) {
             /* The "recvfrom" method: one datagram per system call.  It is
              * recvmsg() with one iovec rather than recvfrom() because the
              * SO_RXQ_OVFL drop counter only comes as a control message. */
@@ -343,7 +314,7 @@ int main(int argc, char **argv)
             st.drops_cmsg = drops_from_cmsg(&msgs[n - 1].msg_hdr);
         } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
                    errno != EINTR) {
-            perror(method == METHOD_RECVFROM ? "wa-recv: recvmsg" : "wa-recv: recvmmsg");
+            perror(opt.method == METHOD_RECVFROM ? "wa-recv: recvmsg" : "wa-recv: recvmmsg");
             return 1;
         } else if (got_any && now - t_last >= idle_ns) {
             stop_reason = "idle";
@@ -388,7 +359,7 @@ int main(int argc, char **argv)
     printf("method=%s batch=%lld received=%llu corrupt=%llu duplicate=%llu "
            "out_of_range=%llu seconds=%.6f datagrams_per_s=%.0f "
            "ns_per_datagram=%.1f rcvbuf_granted=%d kernel_drops=%llu\n",
-           method == METHOD_RECVFROM ? "recvfrom" : "recvmmsg", batch,
+           opt.method == METHOD_RECVFROM ? "recvfrom" : "recvmmsg", opt.batch,
            (unsigned long long)st.received, (unsigned long long)st.corrupt,
            (unsigned long long)st.duplicate, (unsigned long long)st.out_of_range,
            seconds, per_s, ns_per, granted, (unsigned long long)drops_final);
