@@ -131,15 +131,10 @@ int main(int argc, char **argv)
     };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int bad = receiver_option(&opt, o, optarg, MAX_BATCH, MAX_COUNT);
+        int bad = receiver_option(&opt, o, optarg, "dual", MAX_BATCH, MAX_COUNT);
         if (bad < 0) {
             bad = 0;
             switch (o) {
-            case 'b':
-                opt.bind_to = optarg;
-                bad = strcmp(optarg, "127.0.0.1") != 0 && strcmp(optarg, "::1") != 0 &&
-                      strcmp(optarg, "dual") != 0;
-                break;
             case 'i': bad = wa_parse_i64(optarg, 1, 3600000, &idle_ms); break;
             case 'D': drain = 1; break;
             case 'H': usage(stdout); return 0;

@@ -160,15 +160,11 @@ int main(int argc, char **argv)
     };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int bad = receiver_option(&opt, o, optarg, MAX_BATCH, MAX_COUNT);
+        int bad = receiver_option(&opt, o, optarg, NULL, MAX_BATCH, MAX_COUNT);
         if (bad < 0) {
             bad = 0;
             switch (o) {
             case 'S': bad = wa_parse_i64(optarg, 1, MAX_SHARDS, &nshards); break;
-            case 'b':
-                opt.bind_to = optarg;
-                bad = strcmp(optarg, "127.0.0.1") != 0 && strcmp(optarg, "::1") != 0;
-                break;
             case 'H': usage(stdout); return 0;
             default: usage(stderr); return 2;
             }

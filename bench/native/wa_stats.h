@@ -29,7 +29,7 @@ enum method { METHOD_RECVFROM, METHOD_RECVMMSG };
 
 /* The options wa-recv and wa-shards both take, with their defaults. */
 struct receiver_options {
-    const char *bind_to;        /* --bind: each program takes and checks it itself */
+    const char *bind_to;        /* --bind: 127.0.0.1, ::1, or the program's extra value */
     const char *ready_file;     /* NULL: none */
     enum method method;
     long long port, batch, count, size, cpu, rcvbuf, max_seconds;
@@ -62,13 +62,19 @@ static inline struct receiver_options receiver_defaults(void)
     { "ready-file", required_argument, NULL, 'f' }, \
     { "no-check", no_argument, NULL, 'N' }
 
-/* Takes option o with value arg into *r if it is one of RECEIVER_OPTIONS but
- * --bind (--batch up to max_batch, --count up to max_count).  Returns 0 when
- * taken, 1 when taken but the value is bad, -1 when o is not one of them. */
+/* Takes option o with value arg into *r if it is one of RECEIVER_OPTIONS
+ * (--bind also accepts extra_bind unless it is NULL; --batch goes up to
+ * max_batch, --count up to max_count).  Returns 0 when taken, 1 when taken
+ * but the value is bad, -1 when o is not one of them. */
 static inline int receiver_option(struct receiver_options *r, int o, const char *arg,
-                                  long long max_batch, long long max_count)
+                                  const char *extra_bind, long long max_batch,
+                                  long long max_count)
 {
     switch (o) {
+    case 'b':
+        r->bind_to = arg;
+        return strcmp(arg, "127.0.0.1") != 0 && strcmp(arg, "::1") != 0 &&
+               (extra_bind == NULL || strcmp(arg, extra_bind) != 0);
     case 'p': return wa_parse_i64(arg, 0, 65535, &r->port) != 0;
     case 'm':
         if (strcmp(arg, "recvfrom") == 0) r->method = METHOD_RECVFROM;
