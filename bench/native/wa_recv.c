@@ -21,13 +21,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <linux/sock_diag.h> /* SK_MEMINFO_DROPS */
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -39,9 +37,6 @@
 #ifndef SO_RXQ_OVFL
 #define SO_RXQ_OVFL 40
 #endif
-#ifndef SO_MEMINFO
-#define SO_MEMINFO 55
-#endif
 
 #define MAX_BATCH 1024
 #define MAX_COUNT 1000000000LL  /* bitmap of at most 125 MB */
@@ -49,8 +44,6 @@
 #define CTL_SPACE 64            /* room for SO_RXQ_OVFL (and a spare cmsg) */
 #define DRAIN_POLL_MS 5         /* --drain: how often the queue is looked at */
 #define DRAIN_SETTLE_MS 100     /* --drain: unchanged this long = stopped growing */
-
-enum method { METHOD_RECVFROM, METHOD_RECVMMSG };
 
 static void usage(FILE *f)
 {
@@ -91,20 +84,6 @@ static uint32_t drops_from_cmsg(struct msghdr *m)
 }
 
 
-/* Reads the socket's SO_MEMINFO counters; returns 0 on success. */
-static int read_meminfo(int fd, uint32_t *rmem, uint32_t *drops)
-{
-    uint32_t m[SK_MEMINFO_VARS];
-    socklen_t len = sizeof(m);
-    memset(m, 0, sizeof(m));
-    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len) < 0 ||
-        len < (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t))
-        return -1;
-    *rmem = m[SK_MEMINFO_RMEM_ALLOC];
-    *drops = m[SK_MEMINFO_DROPS];
-    return 0;
-}
-
 /* --drain: waits until the receive queue holds something and has not
  * changed (queued bytes and drop counter) for DRAIN_SETTLE_MS, or until
  * t_cap.  Linux reports the queue in bytes, not datagrams, so "the
@@ -137,126 +116,49 @@ static int wait_for_full_queue(int fd, uint64_t t_cap)
     }
 }
 
-static int write_ready_file(const char *path, unsigned port)
-{
-    /* write a temporary file, then rename, so a reader never sees a
-     * half-written number */
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return -1;
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        free(tmp);
-        return -1;
-    }
-    int bad = fprintf(f, "%u", port) < 0;
-    bad |= fclose(f) != 0;
-    if (!bad)
-        bad = rename(tmp, path) != 0;
-    if (bad)
-        unlink(tmp);
-    free(tmp);
-    return bad ? -1 : 0;
-}
-
 int main(int argc, char **argv)
 {
-    const char *bind_to = "127.0.0.1";
-    const char *ready_file = NULL;
-    enum method method = METHOD_RECVMMSG;
-    long long port = 0, batch = 64, count = -1, size = 2048, cpu = -1;
-    long long rcvbuf = 0, idle_ms = 500, max_seconds = 60;
-    unsigned long long first_seq = 0;
-    int drain = 0, no_check = 0;
+    struct receiver_options opt = receiver_defaults();
+    long long idle_ms = 500;
+    int drain = 0;
 
     static const struct option opts[] = {
-        { "bind", required_argument, NULL, 'b' },
-        { "port", required_argument, NULL, 'p' },
-        { "method", required_argument, NULL, 'm' },
-        { "batch", required_argument, NULL, 'B' },
-        { "count", required_argument, NULL, 'n' },
-        { "first-seq", required_argument, NULL, 'q' },
-        { "size", required_argument, NULL, 's' },
-        { "cpu", required_argument, NULL, 'c' },
-        { "rcvbuf", required_argument, NULL, 'r' },
+        RECEIVER_OPTIONS,
         { "idle-ms", required_argument, NULL, 'i' },
-        { "max-seconds", required_argument, NULL, 'x' },
-        { "ready-file", required_argument, NULL, 'f' },
         { "drain", no_argument, NULL, 'D' },
-        { "no-check", no_argument, NULL, 'N' },
         { "help", no_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (o) {
-        case 'b':
-            bind_to = optarg;
-            bad = strcmp(optarg, "127.0.0.1") != 0 && strcmp(optarg, "::1") != 0 &&
-                  strcmp(optarg, "dual") != 0;
-            break;
-        case 'p': bad = wa_parse_i64(optarg, 0, 65535, &port); break;
-        case 'm':
-            if (strcmp(optarg, "recvfrom") == 0) method = METHOD_RECVFROM;
-            else if (strcmp(optarg, "recvmmsg") == 0) method = METHOD_RECVMMSG;
-            else bad = 1;
-            break;
-        case 'B': bad = wa_parse_i64(optarg, 1, MAX_BATCH, &batch); break;
-        case 'n': bad = wa_parse_i64(optarg, 1, MAX_COUNT, &count); break;
-        case 'q': bad = wa_parse_u64(optarg, WA_MAX_SEQ, &first_seq); break;
-        case 's': bad = wa_parse_i64(optarg, 1, 65536, &size); break;
-        case 'c': bad = wa_parse_i64(optarg, LLONG_MIN, LLONG_MAX, &cpu); break;
-        case 'r': bad = wa_parse_i64(optarg, 0, INT_MAX, &rcvbuf); break;
-        case 'i': bad = wa_parse_i64(optarg, 1, 3600000, &idle_ms); break;
-        case 'x': bad = wa_parse_i64(optarg, 1, 86400, &max_seconds); break;
-        case 'f': ready_file = optarg; break;
-        case 'D': drain = 1; break;
-        case 'N': no_check = 1; break;
-        case 'H': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        int bad = receiver_option(&opt, o, optarg, "dual", MAX_BATCH, MAX_COUNT);
+        if (bad < 0) {
+            bad = 0;
+            switch (o) {
+            case 'i': bad = wa_parse_i64(optarg, 1, 3600000, &idle_ms); break;
+            case 'D': drain = 1; break;
+            case 'H': usage(stdout); return 0;
+            default: usage(stderr); return 2;
+            }
         }
-        if (bad) {
-            wa_bad_option("wa-recv", opts, o, optarg);
-            usage(stderr);
-            return 2;
-        }
+        if (bad)
+            return wa_reject_option("wa-recv", opts, o, optarg, usage);
     }
-    if (optind != argc || count < 0) {
-        fprintf(stderr, "wa-recv: --count is required\n");
-        usage(stderr);
-        return 2;
-    }
-    if (method == METHOD_RECVFROM)
-        batch = 1;
+    if (optind != argc || opt.count < 0)
+        return wa_missing_options("wa-recv", "--count is", usage);
+    if (opt.method == METHOD_RECVFROM)
+        opt.batch = 1;
 
-    if (wa_pin_cpu_or_report("wa-recv", cpu) < 0)
+    if (wa_pin_cpu_or_report("wa-recv", opt.cpu) < 0)
         return 1;
 
     /* ---- socket ---- */
     struct sockaddr_storage addr;
-    socklen_t alen;
-    memset(&addr, 0, sizeof(addr));
-    int family = strcmp(bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
-    if (family == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)&addr;
-        a->sin_family = AF_INET;
-        a->sin_port = htons((uint16_t)port);
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        alen = sizeof(*a);
-    } else {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&addr;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)port);
-        if (strcmp(bind_to, "dual") == 0) {
-            /* loopback only: the IPv4-mapped form of 127.0.0.1, not "::" */
-            inet_pton(AF_INET6, "::ffff:127.0.0.1", &a->sin6_addr);
-        } else {
-            a->sin6_addr = in6addr_loopback;
-        }
-        alen = sizeof(*a);
+    int family = strcmp(opt.bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
+    socklen_t alen = wa_loopback(&addr, family, (unsigned)opt.port);
+    if (strcmp(opt.bind_to, "dual") == 0) {
+        /* loopback only: the IPv4-mapped form of 127.0.0.1, not "::" */
+        inet_pton(AF_INET6, "::ffff:127.0.0.1", &((struct sockaddr_in6 *)&addr)->sin6_addr);
     }
 
     int fd = socket(family, SOCK_DGRAM, 0);
@@ -265,7 +167,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int one = 1, zero = 0;
-    if (strcmp(bind_to, "dual") == 0 &&
+    if (strcmp(opt.bind_to, "dual") == 0 &&
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0) {
         perror("wa-recv: setsockopt(IPV6_V6ONLY=0)");
         return 1;
@@ -274,8 +176,8 @@ int main(int argc, char **argv)
         perror("wa-recv: setsockopt(SO_RXQ_OVFL)");
         return 1;
     }
-    if (rcvbuf > 0) {
-        int v = (int)rcvbuf;
+    if (opt.rcvbuf > 0) {
+        int v = (int)opt.rcvbuf;
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0) {
             perror("wa-recv: setsockopt(SO_RCVBUF)");
             return 1;
@@ -287,7 +189,7 @@ int main(int argc, char **argv)
         perror("wa-recv: getsockopt(SO_RCVBUF)");
         return 1;
     }
-    fprintf(stderr, "wa-recv: SO_RCVBUF asked=%lld granted=%d\n", rcvbuf, granted);
+    fprintf(stderr, "wa-recv: SO_RCVBUF asked=%lld granted=%d\n", opt.rcvbuf, granted);
     struct timeval tv = { 0, RCV_TIMEOUT_MS * 1000 };
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
         perror("wa-recv: setsockopt(SO_RCVTIMEO)");
@@ -297,24 +199,20 @@ int main(int argc, char **argv)
         perror("wa-recv: bind");
         return 1;
     }
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof(bound);
-    if (getsockname(fd, (struct sockaddr *)&bound, &blen) < 0) {
+    unsigned bound_port;
+    if (wa_bound_port(fd, family, &bound_port) < 0) {
         perror("wa-recv: getsockname");
         return 1;
     }
-    unsigned bound_port = family == AF_INET
-        ? ntohs(((struct sockaddr_in *)&bound)->sin_port)
-        : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
 
     /* ---- buffers (touched now, not during the measurement) ---- */
     struct stats st;
     memset(&st, 0, sizeof(st));
-    st.first_seq = first_seq;
-    st.no_check = no_check;
-    st.count = (uint64_t)count;
-    st.seen = calloc((size_t)((count + 7) / 8), 1);
-    size_t nb = (size_t)batch, sz = (size_t)size;
+    st.first_seq = opt.first_seq;
+    st.no_check = opt.no_check;
+    st.count = (uint64_t)opt.count;
+    st.seen = calloc((size_t)((opt.count + 7) / 8), 1);
+    size_t nb = (size_t)opt.batch, sz = (size_t)opt.size;
     uint8_t *data = malloc(nb * sz);
     char *ctl = malloc(nb * CTL_SPACE);
     struct iovec *iov = calloc(nb, sizeof(*iov));
@@ -323,7 +221,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "wa-recv: out of memory\n");
         return 1;
     }
-    memset(st.seen, 0, (size_t)((count + 7) / 8));
+    memset(st.seen, 0, (size_t)((opt.count + 7) / 8));
     memset(data, 0, nb * sz);
     memset(ctl, 0, nb * CTL_SPACE);
     for (size_t i = 0; i < nb; i++) {
@@ -337,15 +235,15 @@ int main(int argc, char **argv)
 
     /* ---- tell the driver we are ready ---- */
     fprintf(stderr, "port=%u\n", bound_port);
-    if (ready_file && write_ready_file(ready_file, bound_port) < 0) {
-        fprintf(stderr, "wa-recv: cannot write %s: %s\n", ready_file, strerror(errno));
+    if (opt.ready_file && wa_write_ready_file(opt.ready_file, bound_port) < 0) {
+        fprintf(stderr, "wa-recv: cannot write %s: %s\n", opt.ready_file, strerror(errno));
         return 1;
     }
 
     /* ---- receive loop ---- */
     struct rusage ru0, ru1;
     const uint64_t idle_ns = (uint64_t)idle_ms * 1000000ull;
-    const uint64_t t_cap = wa_now_ns() + (uint64_t)max_seconds * 1000000000ull;
+    const uint64_t t_cap = wa_now_ns() + (uint64_t)opt.max_seconds * 1000000000ull;
     uint64_t t_first = 0, t_last = 0;
     int got_any = 0;
     size_t used = 0; /* entries of msgs[] filled by the last recvmmsg */
@@ -371,7 +269,7 @@ int main(int argc, char **argv)
 
     while (st.received < st.count) {
         int n;
-        if (method == METHOD_RECVFROM) {
+        if (opt.method == METHOD_RECVFROM) {
             /* The "recvfrom" method: one datagram per system call.  It is
              * recvmsg() with one iovec rather than recvfrom() because the
              * SO_RXQ_OVFL drop counter only comes as a control message. */
@@ -411,7 +309,7 @@ int main(int argc, char **argv)
             st.drops_cmsg = drops_from_cmsg(&msgs[n - 1].msg_hdr);
         } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
                    errno != EINTR) {
-            perror(method == METHOD_RECVFROM ? "wa-recv: recvmsg" : "wa-recv: recvmmsg");
+            perror(opt.method == METHOD_RECVFROM ? "wa-recv: recvmsg" : "wa-recv: recvmmsg");
             return 1;
         } else if (got_any && now - t_last >= idle_ns) {
             stop_reason = "idle";
@@ -428,16 +326,13 @@ int main(int argc, char **argv)
     /* SO_RXQ_OVFL only tells what the counter was when the last received
      * datagram was queued; datagrams dropped after it are not in there.
      * The same counter (sk_drops) read now through SO_MEMINFO covers them. */
-    uint32_t meminfo[SK_MEMINFO_VARS];
-    socklen_t mlen = sizeof(meminfo);
     uint64_t drops_final = st.drops_cmsg;
-    memset(meminfo, 0, sizeof(meminfo));
-    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, meminfo, &mlen) == 0 &&
-        mlen >= (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t)) {
-        if (meminfo[SK_MEMINFO_DROPS] > drops_final)
-            drops_final = meminfo[SK_MEMINFO_DROPS];
+    uint32_t rmem_end, drops_end;
+    if (read_meminfo(fd, &rmem_end, &drops_end) == 0) {
+        if (drops_end > drops_final)
+            drops_final = drops_end;
         fprintf(stderr, "wa-recv: drops so_rxq_ovfl_last=%u so_meminfo_end=%u\n",
-                st.drops_cmsg, meminfo[SK_MEMINFO_DROPS]);
+                st.drops_cmsg, drops_end);
     } else {
         fprintf(stderr, "wa-recv: drops so_rxq_ovfl_last=%u so_meminfo_end=n/a\n",
                 st.drops_cmsg);
@@ -451,24 +346,15 @@ int main(int argc, char **argv)
      * which costs almost no CPU since the socket blocks).  When the sender
      * is the bottleneck, wall-clock datagrams_per_s only shows the
      * sender's rate; CPU time per datagram shows the receiver's cost. */
-    double cpu_user = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
-                      (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
-    double cpu_sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-                     (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    fprintf(stderr, "wa-recv: cpu user=%.6f sys=%.6f cpu_ns_per_datagram=%.1f\n",
-            cpu_user, cpu_sys,
-            st.received ? (cpu_user + cpu_sys) * 1e9 / (double)st.received : 0.0);
+    report_cpu("wa-recv", &ru0, &ru1, st.received);
 
     double seconds = got_any ? (double)(t_last - t_first) / 1e9 : 0.0;
-    double per_s = 0.0, ns_per = 0.0;
-    if (seconds > 0.0 && st.received > 0) {
-        per_s = (double)st.received / seconds;
-        ns_per = seconds * 1e9 / (double)st.received;
-    }
+    double per_s, ns_per;
+    rates(seconds, st.received, &per_s, &ns_per);
     printf("method=%s batch=%lld received=%llu corrupt=%llu duplicate=%llu "
            "out_of_range=%llu seconds=%.6f datagrams_per_s=%.0f "
            "ns_per_datagram=%.1f rcvbuf_granted=%d kernel_drops=%llu\n",
-           method == METHOD_RECVFROM ? "recvfrom" : "recvmmsg", batch,
+           opt.method == METHOD_RECVFROM ? "recvfrom" : "recvmmsg", opt.batch,
            (unsigned long long)st.received, (unsigned long long)st.corrupt,
            (unsigned long long)st.duplicate, (unsigned long long)st.out_of_range,
            seconds, per_s, ns_per, granted, (unsigned long long)drops_final);

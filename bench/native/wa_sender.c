@@ -290,17 +290,11 @@ int main(int argc, char **argv)
         case 'H': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
-        if (bad) {
-            wa_bad_option("wa-sender", opts, o, optarg);
-            usage(stderr);
-            return 2;
-        }
+        if (bad)
+            return wa_reject_option("wa-sender", opts, o, optarg, usage);
     }
-    if (optind != argc || port < 0 || count < 0) {
-        fprintf(stderr, "wa-sender: --port and --count are required\n");
-        usage(stderr);
-        return 2;
-    }
+    if (optind != argc || port < 0 || count < 0)
+        return wa_missing_options("wa-sender", "--port and --count are", usage);
     if (count > 0 && first_seq + (unsigned long long)count - 1 > WA_MAX_SEQ) {
         fprintf(stderr, "wa-sender: first-seq + count - 1 exceeds %llu\n",
                 (unsigned long long)WA_MAX_SEQ);
@@ -311,24 +305,8 @@ int main(int argc, char **argv)
         return 1;
 
     struct sockaddr_storage dst;
-    socklen_t dlen;
-    memset(&dst, 0, sizeof(dst));
-    int family;
-    if (strcmp(host, "::1") == 0) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&dst;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)port);
-        a->sin6_addr = in6addr_loopback;
-        dlen = sizeof(*a);
-        family = AF_INET6;
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&dst;
-        a->sin_family = AF_INET;
-        a->sin_port = htons((uint16_t)port);
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        dlen = sizeof(*a);
-        family = AF_INET;
-    }
+    int family = strcmp(host, "::1") == 0 ? AF_INET6 : AF_INET;
+    socklen_t dlen = wa_loopback(&dst, family, (unsigned)port);
 
     static struct sender s; /* large; keep it off the stack */
     s.size = (size_t)size;

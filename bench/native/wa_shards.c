@@ -20,14 +20,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <linux/sock_diag.h> /* SK_MEMINFO_DROPS */
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,17 +36,12 @@
 #ifndef SO_REUSEPORT
 #define SO_REUSEPORT 15
 #endif
-#ifndef SO_MEMINFO
-#define SO_MEMINFO 55
-#endif
 
 #define MAX_SHARDS 64
 #define MAX_BATCH 1024
 #define MAX_COUNT 100000000LL   /* one bitmap per shard: at most 12.5 MB each */
 #define DRAIN_POLL_MS 5
 #define DRAIN_SETTLE_MS 100
-
-enum method { METHOD_RECVFROM, METHOD_RECVMMSG };
 
 struct shard {
     int index;
@@ -86,19 +79,6 @@ static void usage(FILE *f)
         "  --ready-file PATH          write the bound port there once bound\n"
         "  --no-check                 do not validate datagrams, only count them\n",
         MAX_SHARDS, MAX_BATCH, MAX_COUNT);
-}
-
-static int read_meminfo(int fd, uint32_t *rmem, uint32_t *drops)
-{
-    uint32_t m[SK_MEMINFO_VARS];
-    socklen_t len = sizeof(m);
-    memset(m, 0, sizeof(m));
-    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &len) < 0 ||
-        len < (SK_MEMINFO_DROPS + 1) * sizeof(uint32_t))
-        return -1;
-    *rmem = m[SK_MEMINFO_RMEM_ALLOC];
-    *drops = m[SK_MEMINFO_DROPS];
-    return 0;
 }
 
 /* Waits until the queues hold something and none of them (queued bytes,
@@ -167,134 +147,44 @@ static void *drain(void *arg)
     return NULL;
 }
 
-static int write_ready_file(const char *path, unsigned port)
-{
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return -1;
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        free(tmp);
-        return -1;
-    }
-    int bad = fprintf(f, "%u", port) < 0;
-    bad |= fclose(f) != 0;
-    if (!bad)
-        bad = rename(tmp, path) != 0;
-    if (bad)
-        unlink(tmp);
-    free(tmp);
-    return bad ? -1 : 0;
-}
-
-static unsigned port_of(int fd, int family)
-{
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof(bound);
-    if (getsockname(fd, (struct sockaddr *)&bound, &blen) < 0)
-        return 0;
-    return family == AF_INET ? ntohs(((struct sockaddr_in *)&bound)->sin_port)
-                             : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
-}
-
-static void set_port(struct sockaddr_storage *addr, int family, unsigned port)
-{
-    if (family == AF_INET)
-        ((struct sockaddr_in *)addr)->sin_port = htons((uint16_t)port);
-    else
-        ((struct sockaddr_in6 *)addr)->sin6_port = htons((uint16_t)port);
-}
-
 int main(int argc, char **argv)
 {
-    const char *bind_to = "127.0.0.1";
-    const char *ready_file = NULL;
-    enum method method = METHOD_RECVMMSG;
-    long long nshards = -1, port = 0, batch = 64, count = -1, size = 2048, cpu = -1;
-    long long rcvbuf = 0, max_seconds = 60;
-    unsigned long long first_seq = 0;
-    int no_check = 0;
+    struct receiver_options opt = receiver_defaults();
+    long long nshards = -1;
 
     static const struct option opts[] = {
         { "shards", required_argument, NULL, 'S' },
-        { "bind", required_argument, NULL, 'b' },
-        { "port", required_argument, NULL, 'p' },
-        { "method", required_argument, NULL, 'm' },
-        { "batch", required_argument, NULL, 'B' },
-        { "count", required_argument, NULL, 'n' },
-        { "first-seq", required_argument, NULL, 'q' },
-        { "size", required_argument, NULL, 's' },
-        { "cpu", required_argument, NULL, 'c' },
-        { "rcvbuf", required_argument, NULL, 'r' },
-        { "max-seconds", required_argument, NULL, 'x' },
-        { "ready-file", required_argument, NULL, 'f' },
-        { "no-check", no_argument, NULL, 'N' },
+        RECEIVER_OPTIONS,
         { "help", no_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (o) {
-        case 'S': bad = wa_parse_i64(optarg, 1, MAX_SHARDS, &nshards); break;
-        case 'b':
-            bind_to = optarg;
-            bad = strcmp(optarg, "127.0.0.1") != 0 && strcmp(optarg, "::1") != 0;
-            break;
-        case 'p': bad = wa_parse_i64(optarg, 0, 65535, &port); break;
-        case 'm':
-            if (strcmp(optarg, "recvfrom") == 0) method = METHOD_RECVFROM;
-            else if (strcmp(optarg, "recvmmsg") == 0) method = METHOD_RECVMMSG;
-            else bad = 1;
-            break;
-        case 'B': bad = wa_parse_i64(optarg, 1, MAX_BATCH, &batch); break;
-        case 'n': bad = wa_parse_i64(optarg, 1, MAX_COUNT, &count); break;
-        case 'q': bad = wa_parse_u64(optarg, WA_MAX_SEQ, &first_seq); break;
-        case 's': bad = wa_parse_i64(optarg, 1, 65536, &size); break;
-        case 'c': bad = wa_parse_i64(optarg, LLONG_MIN, LLONG_MAX, &cpu); break;
-        case 'r': bad = wa_parse_i64(optarg, 0, INT_MAX, &rcvbuf); break;
-        case 'x': bad = wa_parse_i64(optarg, 1, 86400, &max_seconds); break;
-        case 'f': ready_file = optarg; break;
-        case 'N': no_check = 1; break;
-        case 'H': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        int bad = receiver_option(&opt, o, optarg, NULL, MAX_BATCH, MAX_COUNT);
+        if (bad < 0) {
+            bad = 0;
+            switch (o) {
+            case 'S': bad = wa_parse_i64(optarg, 1, MAX_SHARDS, &nshards); break;
+            case 'H': usage(stdout); return 0;
+            default: usage(stderr); return 2;
+            }
         }
-        if (bad) {
-            wa_bad_option("wa-shards", opts, o, optarg);
-            usage(stderr);
-            return 2;
-        }
+        if (bad)
+            return wa_reject_option("wa-shards", opts, o, optarg, usage);
     }
-    if (optind != argc || count < 0 || nshards < 0) {
-        fprintf(stderr, "wa-shards: --shards and --count are required\n");
-        usage(stderr);
-        return 2;
-    }
-    if (method == METHOD_RECVFROM)
-        batch = 1;
+    if (optind != argc || opt.count < 0 || nshards < 0)
+        return wa_missing_options("wa-shards", "--shards and --count are", usage);
+    if (opt.method == METHOD_RECVFROM)
+        opt.batch = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus < 1)
         cpus = 1;
 
     /* ---- the group ---- */
     struct sockaddr_storage addr;
-    socklen_t alen;
-    memset(&addr, 0, sizeof(addr));
-    int family = strcmp(bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
-    if (family == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)&addr;
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        alen = sizeof(*a);
-    } else {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&addr;
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_loopback;
-        alen = sizeof(*a);
-    }
-    if (port == 0) {
+    int family = strcmp(opt.bind_to, "127.0.0.1") == 0 ? AF_INET : AF_INET6;
+    socklen_t alen = wa_loopback(&addr, family, 0);
+    if (opt.port == 0) {
         /* Linux may give a SO_REUSEPORT socket that binds port 0 a port
          * another such socket holds; a socket without it gets a free one. */
         int probe = socket(family, SOCK_DGRAM, 0);
@@ -302,24 +192,26 @@ int main(int argc, char **argv)
             perror("wa-shards: reserving a port");
             return 1;
         }
-        port = port_of(probe, family);
+        unsigned reserved = 0; /* a failed getsockname leaves 0 */
+        (void)wa_bound_port(probe, family, &reserved);
+        opt.port = reserved;
         close(probe);
     }
-    set_port(&addr, family, (unsigned)port);
+    alen = wa_loopback(&addr, family, (unsigned)opt.port);
 
     static struct shard shards[MAX_SHARDS];
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, (unsigned)nshards + 1);
     int granted = 0;
-    size_t nb = (size_t)batch, sz = (size_t)size;
-    const uint64_t t_cap = wa_now_ns() + (uint64_t)max_seconds * 1000000000ull;
+    size_t nb = (size_t)opt.batch, sz = (size_t)opt.size;
+    const uint64_t t_cap = wa_now_ns() + (uint64_t)opt.max_seconds * 1000000000ull;
     for (int i = 0; i < nshards; i++) {
         struct shard *s = &shards[i];
         s->index = i;
-        s->method = method;
+        s->method = opt.method;
         s->batch = nb;
         s->size = sz;
-        s->cpu = cpu < 0 ? -1 : (cpu + i) % cpus;
+        s->cpu = opt.cpu < 0 ? -1 : (opt.cpu + i) % cpus;
         s->go = &go;
         s->t_cap = t_cap;
         s->fd = socket(family, SOCK_DGRAM, 0);
@@ -328,8 +220,8 @@ int main(int argc, char **argv)
             perror("wa-shards: socket / SO_REUSEPORT");
             return 1;
         }
-        if (rcvbuf > 0) {
-            int v = (int)rcvbuf;
+        if (opt.rcvbuf > 0) {
+            int v = (int)opt.rcvbuf;
             if (setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0) {
                 perror("wa-shards: setsockopt(SO_RCVBUF)");
                 return 1;
@@ -345,10 +237,10 @@ int main(int argc, char **argv)
             return 1;
         }
         /* buffers, touched now rather than during the measurement */
-        s->st.first_seq = first_seq;
-        s->st.count = (uint64_t)count;
-        s->st.no_check = no_check;
-        s->st.seen = calloc((size_t)((count + 7) / 8), 1);
+        s->st.first_seq = opt.first_seq;
+        s->st.count = (uint64_t)opt.count;
+        s->st.no_check = opt.no_check;
+        s->st.seen = calloc((size_t)((opt.count + 7) / 8), 1);
         s->data = malloc(nb * sz);
         s->iov = calloc(nb, sizeof(*s->iov));
         s->msgs = calloc(nb, sizeof(*s->msgs));
@@ -356,7 +248,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "wa-shards: out of memory\n");
             return 1;
         }
-        memset(s->st.seen, 0, (size_t)((count + 7) / 8));
+        memset(s->st.seen, 0, (size_t)((opt.count + 7) / 8));
         memset(s->data, 0, nb * sz);
         for (size_t k = 0; k < nb; k++) {
             s->iov[k].iov_base = s->data + k * sz;
@@ -369,10 +261,10 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    fprintf(stderr, "wa-shards: SO_RCVBUF asked=%lld granted=%d\n", rcvbuf, granted);
-    fprintf(stderr, "port=%u\n", (unsigned)port);
-    if (ready_file && write_ready_file(ready_file, (unsigned)port) < 0) {
-        fprintf(stderr, "wa-shards: cannot write %s: %s\n", ready_file, strerror(errno));
+    fprintf(stderr, "wa-shards: SO_RCVBUF asked=%lld granted=%d\n", opt.rcvbuf, granted);
+    fprintf(stderr, "port=%u\n", (unsigned)opt.port);
+    if (opt.ready_file && wa_write_ready_file(opt.ready_file, (unsigned)opt.port) < 0) {
+        fprintf(stderr, "wa-shards: cannot write %s: %s\n", opt.ready_file, strerror(errno));
         return 1;
     }
 
@@ -395,7 +287,7 @@ int main(int argc, char **argv)
     struct stats all;
     memset(&all, 0, sizeof(all));
     uint64_t t_start = 0, t_last = 0, drops = 0;
-    size_t bytes = (size_t)((count + 7) / 8);
+    size_t bytes = (size_t)((opt.count + 7) / 8);
     char per_shard[MAX_SHARDS * 21 + 1];
     size_t used = 0;
     per_shard[0] = '\0';
@@ -431,25 +323,17 @@ int main(int argc, char **argv)
                 (unsigned long long)(s->t_start - shards[0].t_start), (unsigned long long)(s->got_any ? s->t_last - s->t_start : 0));
     }
 
-    double cpu_user = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
-                      (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
-    double cpu_sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
-                     (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    fprintf(stderr, "wa-shards: cpu user=%.6f sys=%.6f cpu_ns_per_datagram=%.1f\n", cpu_user, cpu_sys,
-            all.received ? (cpu_user + cpu_sys) * 1e9 / (double)all.received : 0.0);
+    report_cpu("wa-shards", &ru0, &ru1, all.received);
     fprintf(stderr, "wa-shards: stopped by drained; calls=%llu datagrams_per_call=%.2f\n",
             (unsigned long long)all.calls, all.calls ? (double)all.received / (double)all.calls : 0.0);
 
     double seconds = t_last > t_start ? (double)(t_last - t_start) / 1e9 : 0.0;
-    double per_s = 0.0, ns_per = 0.0;
-    if (seconds > 0.0 && all.received > 0) {
-        per_s = (double)all.received / seconds;
-        ns_per = seconds * 1e9 / (double)all.received;
-    }
+    double per_s, ns_per;
+    rates(seconds, all.received, &per_s, &ns_per);
     printf("method=%s batch=%lld shards=%lld received=%llu corrupt=%llu duplicate=%llu "
            "out_of_range=%llu seconds=%.6f datagrams_per_s=%.0f ns_per_datagram=%.1f "
            "rcvbuf_granted=%d kernel_drops=%llu shard_received=%s\n",
-           method == METHOD_RECVFROM ? "recvfrom" : "recvmmsg", batch, nshards,
+           opt.method == METHOD_RECVFROM ? "recvfrom" : "recvmmsg", opt.batch, nshards,
            (unsigned long long)all.received, (unsigned long long)all.corrupt,
            (unsigned long long)all.duplicate, (unsigned long long)all.out_of_range,
            seconds, per_s, ns_per, granted, (unsigned long long)drops, per_shard);

@@ -3,46 +3,23 @@ using System.Collections.Generic;
 namespace WhereAllocation.Samples.DatagramServer
 {
     /// <summary>One method's measured run: a row of results.csv (and of details.csv).</summary>
-    internal sealed class ResultRow
+    internal sealed class ResultRow : ReceiverCounts
     {
         public ResultRow(string runtime, string mode, string method)
+            : base(runtime)
         {
-            Runtime = runtime;
             Mode = mode;
             Method = method;
         }
 
-        public string Runtime { get; }
         public string Mode { get; }
         public string Method { get; }
 
         /// <summary>The interleaved round this row measured (1-based); 0 for a row that adds up every round.</summary>
         public int Round { get; set; }
 
-        /// <summary>Datagrams the sender sent.</summary>
-        public long Sent { get; set; }
-
-        /// <summary>Datagrams the kernel threw away because the receive queue was full (the socket's own counter).</summary>
-        public long KernelDrops { get; set; }
-
-        /// <summary>Every datagram read from the socket, good or bad (the rates are computed from this).</summary>
-        public long Read { get; set; }
-
-        /// <summary>Valid datagrams with a sequence number in range, each counted once: the results' "received".</summary>
-        public long Received { get; set; }
-
-        public long Corrupt { get; set; }
-        public long Duplicate { get; set; }
-        public long OutOfRange { get; set; }
-
-        /// <summary>Corrupted datagrams sent on purpose (--inject-corrupt); each must show up as corrupt.</summary>
-        public long Injected { get; set; }
-
         /// <summary>Seconds from the first datagram to the last (summed over rounds in drain mode).</summary>
         public double Seconds { get; set; }
-
-        /// <summary>Managed bytes the receiving thread allocated; null for the C programs.</summary>
-        public long? AllocatedBytes { get; set; }
 
         /// <summary>CPU time (user + system) of the receiver over the run: the receiving thread, or the whole wa-recv process.</summary>
         public long? CpuNanoseconds { get; set; }
@@ -50,7 +27,6 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>The receiver's CPU time per datagram read: its cost even when the sender, not the receiver, set the pace.</summary>
         public double? CpuNsPerDatagram => CpuNanoseconds == null || Read == 0 ? (double?)null : (double)CpuNanoseconds.Value / Read;
 
-        public int? Gen0 { get; set; }
         public int? Gen1 { get; set; }
         public int? Gen2 { get; set; }
 
@@ -58,20 +34,12 @@ namespace WhereAllocation.Samples.DatagramServer
         public string StoppedBy { get; set; } = "";
         public string SenderMode { get; set; } = "";
 
-        /// <summary>Datagrams the kernel accepted that were not received intact: missing or corrupted. Must be 0.</summary>
-        public long Lost => Sent - KernelDrops - Received;
-
         public double DatagramsPerSecond => Seconds > 0 ? Read / Seconds : 0;
 
         public double NsPerDatagram => Seconds > 0 && Read > 0 ? Seconds * 1e9 / Read : 0;
 
-        public double? BytesPerDatagram => AllocatedBytes == null ? (double?)null : Read > 0 ? (double)AllocatedBytes.Value / Read : 0;
-
         /// <summary>datagrams_per_s of this row divided by that of c-recvfrom in the same run; null without one.</summary>
         public double? RatioToCRecvfrom { get; set; }
-
-        /// <summary>True when nothing is wrong with the row: lost = 0, no duplicates or strays, and exactly the injected datagrams corrupt.</summary>
-        public bool Clean => Lost == 0 && Duplicate == 0 && OutOfRange == 0 && Corrupt == Injected;
 
         /// <summary>One method's rows of every round as one row: counts, times, bytes and GCs added up.</summary>
         public static ResultRow Combine(IReadOnlyList<ResultRow> rounds)

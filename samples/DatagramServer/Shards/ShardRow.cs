@@ -2,40 +2,21 @@ using System.Collections.Generic;
 
 namespace WhereAllocation.Samples.DatagramServer
 {
-    /// <summary>One receiver at one shard count in the shard scenario, over every fill of every round: a row of shards.csv.</summary>
-    internal sealed class ShardRow
+    /// <summary>One receiver at one shard count in the shard scenario, over every fill of every round: a row of shards.csv.
+    /// AllocatedBytes are the shard threads' while draining the measured fills.</summary>
+    internal sealed class ShardRow : ReceiverCounts
     {
         public ShardRow(string runtime, string receiver, int shards)
+            : base(runtime)
         {
-            Runtime = runtime;
             Receiver = receiver;
             Shards = shards;
         }
-
-        public string Runtime { get; }
 
         /// <summary>library-shards (DatagramShards + DatagramBatch, in this process) or c-shards (bench/native wa-shards).</summary>
         public string Receiver { get; }
 
         public int Shards { get; }
-
-        public long Sent { get; set; }
-        public long KernelDrops { get; set; }
-        public long Read { get; set; }
-
-        /// <summary>Valid, in-range datagrams, each sequence counted once over all the shards.</summary>
-        public long Received { get; set; }
-
-        public long Corrupt { get; set; }
-        public long Duplicate { get; set; }
-        public long OutOfRange { get; set; }
-        public long Injected { get; set; }
-
-        /// <summary>Managed bytes the shard threads allocated while draining the measured fills; null for C.</summary>
-        public long? AllocatedBytes { get; set; }
-
-        /// <summary>Garbage collections during the runs; null for C.</summary>
-        public int? Gen0 { get; set; }
 
         /// <summary>Per measured fill: every shard's datagrams over the time from the first shard's first call to the last shard's last datagram.</summary>
         public List<double> FillRates { get; } = new List<double>();
@@ -58,11 +39,5 @@ namespace WhereAllocation.Samples.DatagramServer
         /// (both ran minutes apart at most, so a slow spell of the machine falls on both).
         /// </summary>
         public Spread? RatioToOneShard { get; set; }
-
-        public long Lost => Sent - KernelDrops - Received;
-
-        public double? BytesPerDatagram => AllocatedBytes == null ? (double?)null : Read > 0 ? (double)AllocatedBytes.Value / Read : 0;
-
-        public bool Clean => Lost == 0 && Duplicate == 0 && OutOfRange == 0 && Corrupt == Injected;
     }
 }

@@ -64,10 +64,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
         public void LongerThanTheBufferIsCutAndSaidSo(DatagramPath path, DatagramContinuations mode)
         {
-            if (!Paths.TryForce(path)) return;
-            using var pair = new Loopback(Family.IPv4);
-            using var server = new AsyncDatagramSocket(pair.Server, mode);
-            Awaits.Run(async () =>
+            WithServer(path, mode, async (pair, server) =>
             {
                 var buffer = new byte[64];
                 pair.Client.SendTo(Bytes(100, 4), pair.ServerTarget);
@@ -100,13 +97,9 @@ namespace WhereAllocation.Tests
                 AnErrorIsReportedUnderWine(path, family);
                 return;
             }
-            bool v6 = family == Family.IPv6;
-            IPAddress loopback = v6 ? IPAddress.IPv6Loopback : IPAddress.Loopback;
-            int closedPort;
-            using (Socket probe = Loopback.Bound(v6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork, loopback, false))
-                closedPort = ((IPEndPoint)probe.LocalEndPoint!).Port;
-            using Socket socket = Loopback.Bound(v6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork, loopback, false);
-            socket.Connect(new IPEndPoint(loopback, closedPort));
+            IPEndPoint closed = Loopback.ClosedPort(family);
+            using Socket socket = Loopback.Bound(closed.AddressFamily, closed.Address, false);
+            socket.Connect(closed);
             using var connected = new AsyncDatagramSocket(socket);
             string expected = System.Runtime.InteropServices.RuntimeInformation.IsOSPlatform(System.Runtime.InteropServices.OSPlatform.Windows) ? "ConnectionReset" : "ConnectionRefused";
             Awaits.Run(async () =>
@@ -140,11 +133,7 @@ namespace WhereAllocation.Tests
             using var connected = new AsyncDatagramSocket(pair.Server);
             if (path != DatagramPath.Native)
             {
-                IPAddress loopback = family == Family.IPv6 ? IPAddress.IPv6Loopback : IPAddress.Loopback;
-                int closedPort;
-                using (Socket probe = Loopback.Bound(family == Family.IPv6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork, loopback, false))
-                    closedPort = ((IPEndPoint)probe.LocalEndPoint!).Port;
-                pair.Server.Connect(new IPEndPoint(loopback, closedPort));
+                pair.Server.Connect(Loopback.ClosedPort(family));
                 Awaits.Run(async () =>
                 {
                     pair.Server.Send(new byte[] { 1 });
@@ -184,10 +173,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
         public void CancellationEndsTheAwaitAndConsumesNothing(DatagramPath path, DatagramContinuations mode)
         {
-            if (!Paths.TryForce(path)) return;
-            using var pair = new Loopback(Family.IPv4);
-            using var server = new AsyncDatagramSocket(pair.Server, mode);
-            Awaits.Run(async () =>
+            WithServer(path, mode, async (pair, server) =>
             {
                 var buffer = new byte[100];
                 // Cancelled before the call: refused at once; the datagram queued stays for the next call.
@@ -235,10 +221,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
         public void DisposingTheSocketDuringAnAwaitEndsItWithObjectDisposed(DatagramPath path, DatagramContinuations mode)
         {
-            if (!Paths.TryForce(path)) return;
-            using var pair = new Loopback(Family.IPv4, 0);
-            using var server = new AsyncDatagramSocket(pair.Server, mode);
-            Awaits.Run(async () =>
+            WithServer(path, mode, async (pair, server) =>
             {
                 var buffer = new byte[100];
                 ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(buffer);
@@ -249,7 +232,7 @@ namespace WhereAllocation.Tests
                 // After: every call says so.
                 Assert.Equal("ObjectDisposed", await Failure(server.ReceiveFromAsync(buffer)));
                 Assert.Equal("ObjectDisposed", await Failure(server.SendToAsync(buffer, pair.ClientKey)));
-            });
+            }, receiveTimeoutMs: 0);
         }
 
         [Theory]
@@ -259,10 +242,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
         public void DisposingTheWrapperDuringAnAwaitEndsItAndLeavesTheSocketOpen(DatagramPath path, DatagramContinuations mode)
         {
-            if (!Paths.TryForce(path)) return;
-            using var pair = new Loopback(Family.IPv4);
-            using var server = new AsyncDatagramSocket(pair.Server, mode);
-            Awaits.Run(async () =>
+            WithServer(path, mode, async (pair, server) =>
             {
                 var buffer = new byte[100];
                 ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(buffer);
@@ -433,12 +413,9 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
         public void AwaitsResumeWhereTheModeSays(DatagramPath path, DatagramContinuations mode)
         {
-            if (!Paths.TryForce(path)) return;
-            using var pair = new Loopback(Family.IPv4);
-            using var server = new AsyncDatagramSocket(pair.Server, mode);
-            ReadinessPoller poller = ReadinessPoller.For(path);
-            Awaits.Run(async () =>
+            WithServer(path, mode, async (pair, server) =>
             {
+                ReadinessPoller poller = ReadinessPoller.For(path);
                 var buffer = new byte[100];
                 for (int i = 0; i < 20; i++)
                 {
@@ -578,6 +555,19 @@ namespace WhereAllocation.Tests
         }
 
         // ----- helpers -----
+
+        /// <summary>
+        /// On <paramref name="path"/> (nothing where this platform has not got it): an IPv4 loopback pair whose server socket is
+        /// wrapped with <paramref name="mode"/>, given to <paramref name="body"/> run by <see cref="Awaits.Run"/>
+        /// (<paramref name="receiveTimeoutMs"/>: the pair's, as <see cref="Loopback"/> takes it; null for its default).
+        /// </summary>
+        private static void WithServer(DatagramPath path, DatagramContinuations mode, Func<Loopback, AsyncDatagramSocket, Task> body, int? receiveTimeoutMs = null)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = receiveTimeoutMs == null ? new Loopback(Family.IPv4) : new Loopback(Family.IPv4, receiveTimeoutMs.Value);
+            using var server = new AsyncDatagramSocket(pair.Server, mode);
+            Awaits.Run(() => body(pair, server));
+        }
 
         internal static byte[] Bytes(int length, byte seed)
         {

@@ -233,14 +233,10 @@ namespace WhereAllocation.Tests
         /// <summary>A socket connected to a port nobody listens on, after a send there, with the OS's error pending.</summary>
         private static Socket ConnectedToAClosedPort(Family family)
         {
-            bool v6 = family == Family.IPv6;
-            IPAddress loopback = v6 ? IPAddress.IPv6Loopback : IPAddress.Loopback;
-            int closedPort;
-            using (Socket probe = Loopback.Bound(v6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork, loopback, false))
-                closedPort = ((IPEndPoint)probe.LocalEndPoint!).Port;
-            Socket socket = Loopback.Bound(v6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork, loopback, false);
+            IPEndPoint closed = Loopback.ClosedPort(family);
+            Socket socket = Loopback.Bound(closed.AddressFamily, closed.Address, false);
             socket.ReceiveTimeout = BlockingTimeoutMs;
-            socket.Connect(new IPEndPoint(loopback, closedPort));
+            socket.Connect(closed);
             socket.Send(new byte[] { 1 });
             Assert.True(socket.Poll(2_000_000, SelectMode.SelectError), "no error became pending after sending to a closed port");
             return socket;

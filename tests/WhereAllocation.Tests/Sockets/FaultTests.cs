@@ -357,15 +357,13 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(path)) return;
             SocketError refused = Loopback.ClosedPortError(); // ConnectionRefused on Linux, ConnectionReset on Windows
-            int closedPort;
-            using (Socket gone = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false))
-                closedPort = ((IPEndPoint)gone.LocalEndPoint!).Port;
+            IPEndPoint closed = Loopback.ClosedPort(Family.IPv4);
             using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
             client.ReceiveTimeout = 2000;
             // A connected datagram socket hears the ICMP "port unreachable" on its next call (Wine: it hears nothing,
             // and the receive ends at its ReceiveTimeout).
-            client.Connect(new IPEndPoint(IPAddress.Loopback, closedPort));
-            client.SendTo_NonAlloc(new byte[] { 1 }.AsSpan(), EndPointKey.IPv4(127, 0, 0, 1, closedPort));
+            client.Connect(closed);
+            client.SendTo_NonAlloc(new byte[] { 1 }.AsSpan(), EndPointKey.IPv4(127, 0, 0, 1, closed.Port));
             var e = Assert.Throws<SocketException>(() => client.ReceiveFrom_NonAlloc(new byte[16].AsSpan()));
             Assert.Equal(refused, e.SocketErrorCode);
         }

@@ -8,27 +8,20 @@ namespace WhereAllocation.Tests
     /// The OS this process runs on, with a send buffer that says it is full: while <see cref="Refusing"/> is set, or for the
     /// next <see cref="RefuseNext"/> sends, a send fails with WouldBlock. A UDP send on loopback never waits on Linux (the
     /// loopback device hands the datagram's memory back at once), so this is how a send that waits is made here.
-    /// Installed with <see cref="Install"/> for the native path.
+    /// Installed with <see cref="Install"/> for the native path; every other call is the real OS's.
     /// </summary>
-    internal sealed unsafe class FullSendBuffer : OsSocketCalls, IDisposable
+    internal sealed unsafe class FullSendBuffer : RealOsCalls
     {
-        private readonly OsSocketCalls _os = OsSocketCalls.Current;
         private int _refuseNext;
         private int _refusing;
         private int _refused;
 
         private FullSendBuffer()
+            : base("with a full send buffer")
         {
         }
 
-        public static FullSendBuffer Install()
-        {
-            var full = new FullSendBuffer();
-            NativeDatagramIO.Os = full;
-            return full;
-        }
-
-        public void Dispose() => NativeDatagramIO.Os = null!;
+        public static FullSendBuffer Install() => Installed(new FullSendBuffer());
 
         /// <summary>Refuses every send while true.</summary>
         public bool Refusing
@@ -51,7 +44,7 @@ namespace WhereAllocation.Tests
                 error = SocketError.WouldBlock;
                 return -1;
             }
-            return _os.Send(socket, payload, size, dontRoute, address, addressLength, out error);
+            return Os.Send(socket, payload, size, dontRoute, address, addressLength, out error);
         }
 
         private bool TryTakeOne()
@@ -64,17 +57,7 @@ namespace WhereAllocation.Tests
             }
         }
 
-        // Everything else is the real OS's.
-        internal override string Name => _os.Name + " with a full send buffer";
-        internal override SockaddrFormat Format => _os.Format;
-        internal override bool Probe() => _os.Probe();
-        internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error) => _os.Receive(socket, payload, size, peek, address, addressLength, out error);
-        internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error) => _os.Poll(socket, forWrite, timeoutMilliseconds, out hungUp, out error);
-        internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => _os.ReceiveTimeoutMilliseconds(socket);
-        internal override bool IsDualMode(IntPtr socket) => _os.IsDualMode(socket);
-        internal override SocketError DisableAddressSharing(IntPtr socket) => _os.DisableAddressSharing(socket);
-        internal override int BufferSize(IntPtr socket, bool receive) => _os.BufferSize(socket, receive);
-        internal override bool IsConnected(IntPtr socket) => _os.IsConnected(socket);
-        internal override bool SendNeverWaits => _os.SendNeverWaits;
+        // The real OS's answer here too, not the default the base keeps for optional calls.
+        internal override bool SendNeverWaits => Os.SendNeverWaits;
     }
 }

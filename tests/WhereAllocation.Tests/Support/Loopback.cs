@@ -98,12 +98,10 @@ namespace WhereAllocation.Tests
         /// </summary>
         public static SocketError ClosedPortError()
         {
-            int closedPort;
-            using (Socket gone = Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false))
-                closedPort = ((IPEndPoint)gone.LocalEndPoint!).Port;
+            IPEndPoint closed = ClosedPort(Family.IPv4);
             using Socket client = Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
             client.ReceiveTimeout = 2000;
-            client.Connect(new IPEndPoint(IPAddress.Loopback, closedPort));
+            client.Connect(closed);
             client.Send(new byte[] { 1 });
             SocketError error = Assert.Throws<SocketException>(() => client.Receive(new byte[16])).SocketErrorCode;
             SocketError known = Runtime.IsWine ? SocketError.TimedOut
@@ -111,6 +109,18 @@ namespace WhereAllocation.Tests
                 : SocketError.ConnectionRefused;
             Assert.True(known == error, "the runtime reports " + error + " for a closed port on " + Runtime.Describe() + "; expected " + known);
             return error;
+        }
+
+        /// <summary>
+        /// A loopback port nobody holds: bound by a socket of <paramref name="family"/> (IPv6 for <see cref="Family.IPv6"/>,
+        /// IPv4 otherwise) that is closed again before this returns.
+        /// </summary>
+        public static IPEndPoint ClosedPort(Family family)
+        {
+            bool v6 = family == Family.IPv6;
+            IPAddress loopback = v6 ? IPAddress.IPv6Loopback : IPAddress.Loopback;
+            using Socket gone = Bound(v6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork, loopback, false);
+            return new IPEndPoint(loopback, ((IPEndPoint)gone.LocalEndPoint!).Port);
         }
 
         public void Dispose()
