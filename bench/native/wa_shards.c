@@ -318,9 +318,10 @@ int main(int argc, char **argv)
             drops += d;
         used += (size_t)snprintf(per_shard + used, sizeof(per_shard) - used, "%s%llu", i ? "," : "",
                                  (unsigned long long)s->st.received);
-        fprintf(stderr, "wa-shards: shard %d cpu=%lld received=%llu calls=%llu started_ns=%llu drained_ns=%llu\n", i, s->cpu,
+        /* signed: a later shard may start before shard 0 */
+        fprintf(stderr, "wa-shards: shard %d cpu=%lld received=%llu calls=%llu started_ns=%lld drained_ns=%llu\n", i, s->cpu,
                 (unsigned long long)s->st.received, (unsigned long long)s->st.calls,
-                (unsigned long long)(s->t_start - shards[0].t_start), (unsigned long long)(s->got_any ? s->t_last - s->t_start : 0));
+                (long long)s->t_start - (long long)shards[0].t_start, (unsigned long long)(s->got_any ? s->t_last - s->t_start : 0));
     }
 
     report_cpu("wa-shards", &ru0, &ru1, all.received);
