@@ -45,7 +45,7 @@ namespace WhereAllocation
                 if (length > size) throw new SocketException((int)SocketError.MessageSize);
                 return (int)length;
             }
-            ReceiveOnPath(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
+            ReceiveOnPath(DatagramPaths.Active, socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
             if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
             return datagram.Length;
         }
@@ -209,11 +209,6 @@ namespace WhereAllocation
         }
 
         /// <summary>The receive of the runtime's own paths (SocketAddress, Managed), which wait and retry in their own way.</summary>
-        private static bool ReceiveOnPath(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
-        {
-            return ReceiveOnPath(DatagramPaths.Active, socket, array, offset, buffer, flags, wait, into, out datagram);
-        }
-
         private static bool ReceiveOnPath(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
             bool received;
@@ -298,20 +293,23 @@ namespace WhereAllocation
         /// <summary>True when the compatible receive's arguments are all good; false means "check them one by one", not "bad".</summary>
         private static bool ReceiveFromArgumentsFit(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc remoteEndPoint)
         {
-            // ReceiveFits written out: the datagram loop's own check is one call, not two.
+            // The buffer checks and ReceiveFits's in one call (SocketFits is inlined): the datagram loop's own check is one call, not two.
             return remoteEndPoint != null && buffer != null && (uint)offset <= (uint)buffer.Length && (uint)size <= (uint)(buffer.Length - offset)
                 && (flags & ~SocketFlags.Peek) == 0 && SocketFits(socket, remoteEndPoint);
         }
 
-        /// <summary>True when <paramref name="socket"/> is a bound (or connected) IPv4/IPv6 datagram socket of <paramref name="into"/>'s family.</summary>
+        /// <summary>
+        /// True when <paramref name="socket"/> is a bound (or connected) IPv4/IPv6 datagram socket, of <paramref name="into"/>'s
+        /// family when an endpoint is given.
+        /// </summary>
         // Inlined, and the endpoint's family read without its virtual property: each is a call per datagram on Mono otherwise.
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        private static bool SocketFits(Socket socket, IPEndPointNonAlloc into)
+        private static bool SocketFits(Socket socket, IPEndPointNonAlloc? into)
         {
             if (socket == null) return false;
             AddressFamily family = socket.AddressFamily;
             return (family == AddressFamily.InterNetwork || family == AddressFamily.InterNetworkV6) && socket.SocketType == SocketType.Dgram
-                && into.HasFamily(family) && (socket.IsBound || socket.Connected);
+                && (into == null || into.HasFamily(family)) && (socket.IsBound || socket.Connected);
         }
 
         /// <summary>The compatible receive's checks one by one: throws for the first bad argument (an IPv4 endpoint on a dual-mode socket passes).</summary>
@@ -326,10 +324,7 @@ namespace WhereAllocation
         /// <summary>True when a receive on <paramref name="socket"/> with <paramref name="flags"/> into <paramref name="into"/> is surely allowed.</summary>
         private static bool ReceiveFits(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
         {
-            if (socket == null || (flags & ~SocketFlags.Peek) != 0) return false;
-            AddressFamily family = socket.AddressFamily;
-            return (family == AddressFamily.InterNetwork || family == AddressFamily.InterNetworkV6) && socket.SocketType == SocketType.Dgram
-                && (into == null || into.AddressFamily == family) && (socket.IsBound || socket.Connected);
+            return (flags & ~SocketFlags.Peek) == 0 && SocketFits(socket, into);
         }
 
         private static void CheckBuffer(byte[] buffer, int offset, int size)
