@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics.CodeAnalysis;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 
@@ -28,18 +29,9 @@ namespace WhereAllocation
 
         private protected override SocketError ArmCore(ReadinessRegistration registration, bool read, bool write, ref bool added)
         {
-            SafeHandle handle;
             bool held = false;
-            try
-            {
-                handle = SocketHandles.Get(registration.Socket);
-                handle.DangerousAddRef(ref held);
-            }
-            catch (ObjectDisposedException)
-            {
-                // Disposed: nothing to arm. The sweep (or the next try) reports it to the waiting operation.
-                return SocketError.Success;
-            }
+            // Disposed: nothing to arm. The sweep (or the next try) reports it to the waiting operation.
+            if (!TryHold(registration.Socket, out SafeHandle? handle, ref held)) return SocketError.Success;
             try
             {
                 return _os.Arm(handle.DangerousGetHandle(), registration.Token, read, write, ref added);
@@ -52,17 +44,8 @@ namespace WhereAllocation
 
         private protected override void RemoveCore(ReadinessRegistration registration)
         {
-            SafeHandle handle;
             bool held = false;
-            try
-            {
-                handle = SocketHandles.Get(registration.Socket);
-                handle.DangerousAddRef(ref held);
-            }
-            catch (ObjectDisposedException)
-            {
-                return; // closed: the OS took it out of the set itself
-            }
+            if (!TryHold(registration.Socket, out SafeHandle? handle, ref held)) return; // closed: the OS took it out of the set itself
             try
             {
                 _os.Remove(handle.DangerousGetHandle(), registration.Token);
@@ -70,6 +53,25 @@ namespace WhereAllocation
             finally
             {
                 if (held) handle.DangerousRelease();
+            }
+        }
+
+        /// <summary>
+        /// Takes a reference on <paramref name="socket"/>'s handle (<paramref name="held"/> says whether it was taken, for the
+        /// caller's finally); false when the socket is disposed.
+        /// </summary>
+        private static bool TryHold(Socket socket, [NotNullWhen(true)] out SafeHandle? handle, ref bool held)
+        {
+            try
+            {
+                handle = SocketHandles.Get(socket);
+                handle.DangerousAddRef(ref held);
+                return true;
+            }
+            catch (ObjectDisposedException)
+            {
+                handle = null;
+                return false;
             }
         }
 

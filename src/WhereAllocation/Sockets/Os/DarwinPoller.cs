@@ -37,7 +37,7 @@ namespace WhereAllocation
         internal override SocketError Open()
         {
             _queue = Libc.KQueue();
-            if (_queue < 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
+            if (_queue < 0) return _calls.LastError();
             _events = (Libc.KEvent*)Marshal.AllocHGlobal(Capacity * sizeof(Libc.KEvent)); // freed by Close
             return SocketError.Success;
         }
@@ -57,7 +57,7 @@ namespace WhereAllocation
             if (read) Change(&changes[count++], socket, FilterRead, EvAdd | EvOneShot, token);
             if (write) Change(&changes[count++], socket, FilterWrite, EvAdd | EvOneShot, token);
             if (count == 0) return SocketError.Success;
-            if (Libc.KEventCall(_queue, changes, count, null, 0, null) < 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
+            if (Libc.KEventCall(_queue, changes, count, null, 0, null) < 0) return _calls.LastError();
             added = true;
             return SocketError.Success;
         }
@@ -77,15 +77,7 @@ namespace WhereAllocation
             Libc.TimeSpec timeout;
             timeout.Seconds = timeoutMilliseconds / 1000;
             timeout.Nanoseconds = (nint)(timeoutMilliseconds % 1000) * 1_000_000;
-            int count = Libc.KEventCall(_queue, null, 0, _events, Capacity, timeoutMilliseconds < 0 ? null : &timeout);
-            if (count >= 0)
-            {
-                error = SocketError.Success;
-                return count;
-            }
-            error = _calls.ErrorOf(Marshal.GetLastWin32Error());
-            if (error == SocketError.Interrupted) return 0;
-            return -1;
+            return _calls.WaitResult(Libc.KEventCall(_queue, null, 0, _events, Capacity, timeoutMilliseconds < 0 ? null : &timeout), out error);
         }
 
         internal override void Report(int index, out long token, out bool readable, out bool writable, out bool error, out bool hungUp)

@@ -49,7 +49,7 @@ namespace WhereAllocation
         internal override SocketError Open()
         {
             _epoll = Libc.EpollCreate1(EpollCloExec);
-            if (_epoll < 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
+            if (_epoll < 0) return _calls.LastError();
             _events = Marshal.AllocHGlobal(Capacity * EventSize); // freed by Close
             return SocketError.Success;
         }
@@ -75,7 +75,7 @@ namespace WhereAllocation
                 if (errno == EExist) op = CtlMod;
                 else if (errno == ENoEnt) op = CtlAdd;
                 else return _calls.ErrorOf(errno);
-                if (Libc.EpollCtl(_epoll, op, (int)socket, ev) != 0) return _calls.ErrorOf(Marshal.GetLastWin32Error());
+                if (Libc.EpollCtl(_epoll, op, (int)socket, ev) != 0) return _calls.LastError();
             }
             added = true;
             return SocketError.Success;
@@ -90,15 +90,7 @@ namespace WhereAllocation
 
         internal override int Wait(int timeoutMilliseconds, out SocketError error)
         {
-            int count = Libc.EpollWait(_epoll, (byte*)_events, Capacity, timeoutMilliseconds);
-            if (count >= 0)
-            {
-                error = SocketError.Success;
-                return count;
-            }
-            error = _calls.ErrorOf(Marshal.GetLastWin32Error());
-            if (error == SocketError.Interrupted) return 0;
-            return -1;
+            return _calls.WaitResult(Libc.EpollWait(_epoll, (byte*)_events, Capacity, timeoutMilliseconds), out error);
         }
 
         internal override void Report(int index, out long token, out bool readable, out bool writable, out bool error, out bool hungUp)

@@ -41,11 +41,26 @@ namespace WhereAllocation
         /// <summary>The OS's errno as the <see cref="SocketError"/> that .NET reports for it.</summary>
         protected abstract SocketError FromErrno(int errno);
 
-        /// <summary>The last call's errno, mapped.</summary>
-        protected SocketError LastError() => FromErrno(Marshal.GetLastWin32Error());
+        /// <summary>The last call's errno, mapped (also for this OS's poller, right after its own calls).</summary>
+        internal SocketError LastError() => FromErrno(Marshal.GetLastWin32Error());
 
         /// <summary>An errno as <see cref="SocketError"/>, for this OS's poller (its calls are its own, their errors the OS's).</summary>
         internal SocketError ErrorOf(int errno) => FromErrno(errno);
+
+        /// <summary>
+        /// A poller's wait (epoll_wait, kevent) as <see cref="OsPoller.Wait"/> reports it, called right after the wait so that
+        /// its errno is still the last error: the count; 0 when a signal interrupted the wait; -1 with the error otherwise.
+        /// </summary>
+        internal int WaitResult(int count, out SocketError error)
+        {
+            if (count >= 0)
+            {
+                error = SocketError.Success;
+                return count;
+            }
+            error = LastError();
+            return error == SocketError.Interrupted ? 0 : -1;
+        }
 
         internal override bool Probe()
         {
