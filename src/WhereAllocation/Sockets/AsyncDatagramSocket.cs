@@ -55,7 +55,7 @@ namespace WhereAllocation
             SocketExtensions.CheckSocket(socket);
             if (continuations != DatagramContinuations.ThreadPool && continuations != DatagramContinuations.IoThread)
                 throw new ArgumentOutOfRangeException(nameof(continuations), continuations, "Not a DatagramContinuations value.");
-            RuntimeReceive.ThrowIfDisposed(socket);
+            SocketWaits.ThrowIfDisposed(socket);
             DatagramPath path = DatagramPaths.Active;
             if (path == DatagramPath.Managed) DatagramPaths.ReportFallbackOnce();
             _registration = new ReadinessRegistration(socket, path, continuations);

@@ -11,8 +11,6 @@ namespace WhereAllocation
     /// </summary>
     public sealed unsafe partial class DatagramBatch
     {
-        private const int RuntimeWaitSliceMilliseconds = 100;
-
         /// <summary>Non-blocking <c>recvfrom</c> into slot after slot until the queue is empty or every slot is full.</summary>
         private int ReceiveSingleCallsNative(IntPtr raw, out SocketError error)
         {
@@ -93,16 +91,15 @@ namespace WhereAllocation
                     received++;
                 }
                 if (received > 0) return received;
-                int remaining = Remaining(start, timeoutMilliseconds);
+                int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                 if (remaining == 0) return 0;
-                int slice = remaining < 0 ? RuntimeWaitSliceMilliseconds : Math.Min(remaining, RuntimeWaitSliceMilliseconds);
                 try
                 {
-                    socket.Poll(slice * 1000, SelectMode.SelectRead); // throws ObjectDisposedException once the socket is disposed
+                    socket.Poll(SocketWaits.Slice(remaining) * 1000, SelectMode.SelectRead); // throws ObjectDisposedException once the socket is disposed
                 }
                 catch (SocketException)
                 {
-                    RuntimeReceive.ThrowIfDisposed(socket); // Windows ends the Poll of a socket disposed meanwhile with an error
+                    SocketWaits.ThrowIfDisposed(socket); // Windows ends the Poll of a socket disposed meanwhile with an error
                     throw;
                 }
             }

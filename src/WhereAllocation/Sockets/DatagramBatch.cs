@@ -546,7 +546,7 @@ namespace WhereAllocation
                     if (received > 0) return received;
                     if (error == SocketError.Interrupted) continue;
                     if (error != SocketError.WouldBlock) throw NativeDatagramIO.Failure(socket, error);
-                    int remaining = Remaining(start, timeoutMilliseconds);
+                    int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
                     if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;
                 }
@@ -555,14 +555,6 @@ namespace WhereAllocation
             {
                 if (socketAdded) handle.DangerousRelease();
             }
-        }
-
-        /// <summary>Milliseconds left of a timeout that started at <paramref name="start"/>: -1 for none, 0 when it has passed.</summary>
-        private static int Remaining(long start, int timeoutMilliseconds)
-        {
-            if (timeoutMilliseconds <= 0) return timeoutMilliseconds;
-            long elapsed = (Stopwatch.GetTimestamp() - start) * 1000 / Stopwatch.Frequency;
-            return elapsed >= timeoutMilliseconds ? 0 : (int)(timeoutMilliseconds - elapsed);
         }
 
         // ----- sending -----

@@ -113,27 +113,10 @@ namespace WhereAllocation
             SocketExtensions.CheckSocket(socket);
             if (!NativeDatagramIO.IsSupported)
             {
-                if (IsDisposed(socket)) throw new ObjectDisposedException(typeof(Socket).FullName);
+                SocketWaits.ThrowIfDisposed(socket);
                 return new DatagramSocketStatus(-1, -1, -1, -1);
             }
             return NativeDatagramIO.Status(socket);
-        }
-
-        private static bool IsDisposed(Socket socket)
-        {
-            try
-            {
-                _ = socket.Available;
-                return false;
-            }
-            catch (ObjectDisposedException)
-            {
-                return true;
-            }
-            catch (SocketException)
-            {
-                return false;
-            }
         }
     }
 }

@@ -17,10 +17,6 @@ namespace WhereAllocation
     /// </summary>
     internal static unsafe class NativeDatagramIO
     {
-        // How long one wait lasts before checking whether the socket was disposed meanwhile: a descriptor
-        // closed by another thread does not wake a poll that is blocked on it.
-        private const int WaitSliceMilliseconds = 100;
-
         // Not readonly: a test can put an OS in between that injects what Linux never reports (Windows' reset reports).
         private static OsSocketCalls s_os = OsSocketCalls.Current;
 
@@ -291,14 +287,10 @@ namespace WhereAllocation
             long start = Stopwatch.GetTimestamp();
             while (true)
             {
-                int slice = WaitSliceMilliseconds;
-                if (timeoutMilliseconds >= 0)
-                {
-                    long elapsed = (Stopwatch.GetTimestamp() - start) * 1000 / Stopwatch.Frequency;
-                    if (elapsed >= timeoutMilliseconds) return false;
-                    slice = (int)Math.Min(slice, timeoutMilliseconds - elapsed);
-                }
-                int ready = s_os.Poll(raw, forWrite, slice, out bool hungUp, out SocketError error);
+                // In slices: a descriptor closed by another thread does not wake a poll that is blocked on it.
+                int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
+                if (remaining == 0) return false;
+                int ready = s_os.Poll(raw, forWrite, SocketWaits.Slice(remaining), out bool hungUp, out SocketError error);
                 if (ready < 0 && error != SocketError.Interrupted) throw Failure(socket, error);
                 if (ready > 0 && !hungUp) return true;
                 ThrowIfDisposed(socket, handle);
@@ -315,37 +307,18 @@ namespace WhereAllocation
         /// </summary>
         internal static Exception Failure(Socket socket, SocketError error)
         {
-            try
-            {
-                _ = socket.Available;
-            }
-            catch (ObjectDisposedException e)
-            {
-                return e;
-            }
-            catch (SocketException)
-            {
-                // A live socket: its own error is the one to report.
-            }
-            return new SocketException((int)error);
+            return (Exception?)SocketWaits.DisposedError(socket) ?? new SocketException((int)error);
         }
 
         /// <summary>
         /// Throws ObjectDisposedException once <paramref name="socket"/> is disposed. SafeHandle.IsClosed alone
         /// cannot tell while the caller holds a reference (the handle closes when the last reference goes), so
-        /// the Socket's own disposed flag is read through Available, which checks it first on Mono and CoreCLR.
+        /// the Socket is asked too.
         /// </summary>
         private static void ThrowIfDisposed(Socket socket, SafeHandle handle)
         {
             if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
-            try
-            {
-                _ = socket.Available;
-            }
-            catch (SocketException)
-            {
-                // An error of a live socket: the next receive or send reports it.
-            }
+            SocketWaits.ThrowIfDisposed(socket);
         }
     }
 }

@@ -13,10 +13,6 @@ namespace WhereAllocation
     /// </summary>
     internal static class RuntimeReceive
     {
-        // How long one Poll lasts before the wait checks again that the socket is alive (Dispose ends a wait
-        // at the next slice, at the latest).
-        private const int WaitSliceMicroseconds = 100_000;
-
         [ThreadStatic] private static byte[]? t_oneByte;
 
         /// <summary>A one-byte buffer that stands in for an empty one: the OS then still takes the datagram and says how long it was.</summary>
@@ -39,25 +35,21 @@ namespace WhereAllocation
         {
             // Most calls find a datagram queued: answer before reading ReceiveTimeout, which boxes on Mono (48 B).
             if (IsReady(socket)) return true;
-            int timeout = socket.ReceiveTimeout;
+            int timeout = socket.ReceiveTimeout; // 0: none
             long start = Stopwatch.GetTimestamp();
             while (true)
             {
-                int slice = WaitSliceMicroseconds;
-                if (timeout > 0)
-                {
-                    long elapsed = (Stopwatch.GetTimestamp() - start) * 1000 / Stopwatch.Frequency;
-                    if (elapsed >= timeout) return false;
-                    slice = (int)Math.Min(slice, (timeout - elapsed) * 1000);
-                }
+                // In slices: Dispose ends the wait at the next one, at the latest.
+                int remaining = SocketWaits.Remaining(start, timeout > 0 ? timeout : -1);
+                if (remaining == 0) return false;
                 try
                 {
-                    if (socket.Poll(slice, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError)) return true;
+                    if (socket.Poll(SocketWaits.Slice(remaining) * 1000, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError)) return true;
                 }
                 catch (SocketException)
                 {
                     // Windows ends a Poll whose socket another thread disposed with an error (OperationAborted).
-                    ThrowIfDisposed(socket);
+                    SocketWaits.ThrowIfDisposed(socket);
                     throw;
                 }
             }
@@ -71,22 +63,9 @@ namespace WhereAllocation
         /// </summary>
         internal static bool IsResetReportToSkip(Socket socket, SocketException e)
         {
-            ThrowIfDisposed(socket);
+            SocketWaits.ThrowIfDisposed(socket);
             SocketError code = e.SocketErrorCode;
             return (code == SocketError.ConnectionReset || code == SocketError.NetworkReset) && !socket.Connected;
-        }
-
-        /// <summary>Throws ObjectDisposedException when <paramref name="socket"/> is disposed: Available checks that first, on Mono and CoreCLR.</summary>
-        internal static void ThrowIfDisposed(Socket socket)
-        {
-            try
-            {
-                _ = socket.Available;
-            }
-            catch (SocketException)
-            {
-                // An error of a live socket: the caller reports its own.
-            }
         }
     }
 }

@@ -62,23 +62,8 @@ namespace WhereAllocation
             }
         }
 
-        /// <summary>True when the socket has been disposed. Socket.Available checks that first, on Mono and CoreCLR.</summary>
-        internal bool IsSocketDisposed()
-        {
-            try
-            {
-                _ = Socket.Available;
-                return false;
-            }
-            catch (ObjectDisposedException)
-            {
-                return true;
-            }
-            catch (SocketException)
-            {
-                return false;
-            }
-        }
+        /// <summary>True when the socket has been disposed.</summary>
+        internal bool IsSocketDisposed() => SocketWaits.DisposedError(Socket) != null;
 
         /// <summary>Ends waiting operations with ObjectDisposedException and leaves the poller. Idempotent.</summary>
         internal void Dispose()
