@@ -43,7 +43,7 @@ namespace WhereAllocation
             if (remoteEndPoint == null || buffer == null || (uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset)
                 || (socketFlags & ~SocketFlags.Peek) != 0 || socket == null || !ReferenceEquals(remoteEndPoint.CheckedSocket, socket))
                 CheckReceiveFromArguments(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
-            if (DatagramPaths.Active == DatagramPath.Native)
+            if (DatagramPaths.s_active == DatagramPath.Native)
             {
                 long length = NativeDatagramIO.Receive(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
                 if (length > size) throw new SocketException((int)SocketError.MessageSize);
@@ -73,7 +73,7 @@ namespace WhereAllocation
         {
             // A server's loop, from here to the native receive without the full overload in between: on Mono each call
             // level costs 15-20 instructions per datagram. Anything but all-good arguments on the native path goes the full way.
-            if (buffer != null && remoteEndPoint != null && socket != null && ReferenceEquals(remoteEndPoint.CheckedSocket, socket) && DatagramPaths.Active == DatagramPath.Native)
+            if (buffer != null && remoteEndPoint != null && socket != null && ReferenceEquals(remoteEndPoint.CheckedSocket, socket) && DatagramPaths.s_active == DatagramPath.Native)
             {
                 long length = NativeDatagramIO.Receive(socket, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint);
                 if (length > buffer.Length) throw new SocketException((int)SocketError.MessageSize);
