@@ -1,0 +1,127 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+using System.Reflection;
+using System.Runtime.InteropServices;
+using WhereAllocation;
+
+namespace WhereAllocation.Bench.ReceiveCost
+{
+    /// <summary>
+    /// Sends N datagrams to itself over loopback, then receives them in one form, twice (the first round compiles
+    /// everything). Under callgrind, two runs with different N give the instructions one datagram costs in that form:
+    /// the difference of the totals over the difference of the datagrams, both the send and the receive counted (the
+    /// send is the same bare sendto in every form, so differences between forms are the receives').
+    /// Forms: raw (a bare recvfrom P/Invoke), held (the same with the reference on the socket's SafeHandle that makes a
+    /// concurrent Dispose safe), compat (ReceiveFrom_NonAlloc(buffer, endpoint)), compat5 (ReceiveFrom_NonAlloc(buffer,
+    /// 0, length, None, endpoint), the form the DatagramServer's library row calls). Linux only.
+    /// </summary>
+    internal static unsafe class Program
+    {
+        private const int MsgTrunc = 0x20;
+        private const int SockaddrSize = 128;
+
+        [DllImport("libc", EntryPoint = "recvfrom", SetLastError = true)]
+        private static extern nint RecvFrom(int socket, byte* buffer, nuint length, int flags, byte* address, uint* addressLength);
+
+        [DllImport("libc", EntryPoint = "sendto", SetLastError = true)]
+        private static extern nint SendTo(int socket, byte* buffer, nuint length, int flags, byte* address, uint addressLength);
+
+        private static int Main(string[] args)
+        {
+            if (args.Length != 2 || !int.TryParse(args[0], out int count) || count <= 0 || count > 20000)
+            {
+                Console.Error.WriteLine("usage: ReceiveCost <datagrams, 1..20000> <raw|held|compat|compat5>");
+                return 2;
+            }
+            string form = args[1];
+            int kind = Array.IndexOf(new[] { "raw", "held", "compat", "compat5" }, form);
+            if (kind < 0)
+            {
+                Console.Error.WriteLine("unknown form " + form);
+                return 2;
+            }
+
+            using var server = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            server.ReceiveBufferSize = 8 << 20;
+            server.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            using var client = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            client.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            int port = ((IPEndPoint)server.LocalEndPoint!).Port;
+
+            byte* to = stackalloc byte[16];
+            for (int i = 0; i < 16; i++) to[i] = 0;
+            to[0] = 2; // AF_INET, little-endian sa_family
+            to[2] = (byte)(port >> 8);
+            to[3] = (byte)port;
+            to[4] = 127;
+            to[7] = 1;
+            byte* sender = stackalloc byte[SockaddrSize];
+            var payload = new byte[64];
+            var buffer = new byte[1500];
+            var endPoint = new IPEndPointNonAlloc(IPAddress.Any, 0);
+            SafeHandle handle = HandleOf(server);
+            int clientDescriptor = (int)client.Handle;
+            int serverDescriptor = (int)server.Handle;
+            long received = 0;
+
+            for (int round = 0; round < 2; round++)
+            {
+                fixed (byte* p = payload)
+                    for (int i = 0; i < count; i++)
+                        if (SendTo(clientDescriptor, p, (nuint)payload.Length, 0, to, 16) != payload.Length) return Fail("sendto failed");
+                fixed (byte* b = buffer)
+                {
+                    for (int i = 0; i < count; i++)
+                    {
+                        long length;
+                        if (kind == 0)
+                        {
+                            uint senderLength = SockaddrSize;
+                            length = RecvFrom(serverDescriptor, b, (nuint)buffer.Length, MsgTrunc, sender, &senderLength);
+                        }
+                        else if (kind == 1)
+                        {
+                            uint senderLength = SockaddrSize;
+                            bool added = false;
+                            try
+                            {
+                                handle.DangerousAddRef(ref added);
+                                length = RecvFrom((int)handle.DangerousGetHandle(), b, (nuint)buffer.Length, MsgTrunc, sender, &senderLength);
+                            }
+                            finally
+                            {
+                                if (added) handle.DangerousRelease();
+                            }
+                        }
+                        else if (kind == 2)
+                        {
+                            length = server.ReceiveFrom_NonAlloc(buffer, endPoint);
+                        }
+                        else
+                        {
+                            length = server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, endPoint);
+                        }
+                        if (length != payload.Length) return Fail("received " + length + " bytes");
+                        received++;
+                    }
+                }
+            }
+            Console.WriteLine(form + ": " + received + " datagrams");
+            return 0;
+        }
+
+        private static SafeHandle HandleOf(Socket socket)
+        {
+            PropertyInfo property = typeof(Socket).GetProperty("SafeHandle", BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic)
+                ?? throw new PlatformNotSupportedException("this runtime's Socket has no SafeHandle property");
+            return (SafeHandle?)property.GetValue(socket) ?? throw new InvalidOperationException("the socket has no handle");
+        }
+
+        private static int Fail(string what)
+        {
+            Console.Error.WriteLine(what);
+            return 1;
+        }
+    }
+}
