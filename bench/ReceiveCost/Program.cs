@@ -2,6 +2,7 @@ using System;
 using System.Net;
 using System.Net.Sockets;
 using System.Reflection;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using WhereAllocation;
 
@@ -14,7 +15,8 @@ namespace WhereAllocation.Bench.ReceiveCost
     /// send is the same bare sendto in every form, so differences between forms are the receives').
     /// Forms: raw (a bare recvfrom P/Invoke), held (the same with the reference on the socket's SafeHandle that makes a
     /// concurrent Dispose safe), compat (ReceiveFrom_NonAlloc(buffer, endpoint)), compat5 (ReceiveFrom_NonAlloc(buffer,
-    /// 0, length, None, endpoint), the form the DatagramServer's library row calls). Linux only.
+    /// 0, length, None, endpoint), the form the DatagramServer's library row calls), safe (the least a receive with the
+    /// library's safety can be, in one method: the DatagramServer's raw-pinvoke-safe row). Linux only.
     /// </summary>
     internal static unsafe class Program
     {
@@ -31,11 +33,11 @@ namespace WhereAllocation.Bench.ReceiveCost
         {
             if (args.Length != 2 || !int.TryParse(args[0], out int count) || count <= 0 || count > 20000)
             {
-                Console.Error.WriteLine("usage: ReceiveCost <datagrams, 1..20000> <raw|held|compat|compat5>");
+                Console.Error.WriteLine("usage: ReceiveCost <datagrams, 1..20000> <raw|held|compat|compat5|safe>");
                 return 2;
             }
             string form = args[1];
-            int kind = Array.IndexOf(new[] { "raw", "held", "compat", "compat5" }, form);
+            int kind = Array.IndexOf(new[] { "raw", "held", "compat", "compat5", "safe" }, form);
             if (kind < 0)
             {
                 Console.Error.WriteLine("unknown form " + form);
@@ -64,6 +66,7 @@ namespace WhereAllocation.Bench.ReceiveCost
             int clientDescriptor = (int)client.Handle;
             int serverDescriptor = (int)server.Handle;
             long received = 0;
+            var state = new SafeState();
 
             for (int round = 0; round < 2; round++)
             {
@@ -98,6 +101,10 @@ namespace WhereAllocation.Bench.ReceiveCost
                         {
                             length = server.ReceiveFrom_NonAlloc(buffer, endPoint);
                         }
+                        else if (kind == 4)
+                        {
+                            length = SafeReceive(server, buffer, 0, buffer.Length, SocketFlags.None, state);
+                        }
                         else
                         {
                             length = server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, endPoint);
@@ -109,6 +116,74 @@ namespace WhereAllocation.Bench.ReceiveCost
             }
             Console.WriteLine(form + ": " + received + " datagrams");
             return 0;
+        }
+
+        /// <summary>What <see cref="SafeReceive"/> keeps between calls: the socket that passed its checks, its handle, the last sender.</summary>
+        private sealed class SafeState
+        {
+            public Socket? Checked;
+            public SafeHandle? Handle;
+            public uint LastLength;
+            public ulong Last0, Last1, Last2, Last3;
+
+            [MethodImpl(MethodImplOptions.NoInlining)]
+            public void Check(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags)
+            {
+                if (socket == null || buffer == null) throw new ArgumentNullException(socket == null ? nameof(socket) : nameof(buffer));
+                if ((uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset)) throw new ArgumentOutOfRangeException(nameof(size));
+                if ((flags & ~SocketFlags.Peek) != 0 || socket.SocketType != SocketType.Dgram || !socket.IsBound) throw new ArgumentException("bad flags or socket");
+                Handle = HandleOf(socket);
+                Checked = socket;
+            }
+
+            [MethodImpl(MethodImplOptions.NoInlining)]
+            public void Keep(ulong* sender, uint length)
+            {
+                LastLength = length;
+                Last0 = sender[0];
+                Last1 = sender[1];
+                Last2 = sender[2];
+                Last3 = sender[3];
+            }
+        }
+
+        private struct Sockaddr
+        {
+            public ulong A, B, C, D;
+        }
+
+        /// <summary>
+        /// The least a receive can be that keeps what the library's keeps, in one method: argument checks before the call
+        /// (the socket's remembered), the SafeHandle reference, the sender compared with the last. The DatagramServer's
+        /// raw-pinvoke-safe row is the same receive.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static long SafeReceive(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, SafeState state)
+        {
+            if (buffer == null || (uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset) || (flags & ~SocketFlags.Peek) != 0
+                || socket == null || !ReferenceEquals(state.Checked, socket))
+                state.Check(socket!, buffer!, offset, size, flags);
+            Sockaddr sender;
+            uint senderLength = (uint)sizeof(Sockaddr);
+            long length;
+            SafeHandle handle = state.Handle!;
+            bool added = false;
+            fixed (byte* payload = buffer)
+            {
+                try
+                {
+                    handle.DangerousAddRef(ref added);
+                    length = RecvFrom((int)handle.DangerousGetHandle(), payload + offset, (nuint)size, MsgTrunc | ((flags & SocketFlags.Peek) != 0 ? 2 : 0), (byte*)&sender, &senderLength);
+                }
+                finally
+                {
+                    if (added) handle.DangerousRelease();
+                }
+            }
+            if (length >= 0 && (senderLength != state.LastLength || sender.A != state.Last0 || sender.B != state.Last1
+                || (senderLength > 16 && (sender.C != state.Last2 || sender.D != state.Last3))))
+                state.Keep((ulong*)&sender, senderLength);
+            return length;
         }
 
         private static SafeHandle HandleOf(Socket socket)

@@ -148,8 +148,9 @@ namespace WhereAllocation.Samples.DatagramServer
             foreach (ResultRow r in report.Rows)
                 r.RatioToCRecvfrom = cRow != null && cRow.DatagramsPerSecond > 0 ? r.DatagramsPerSecond / cRow.DatagramsPerSecond : (double?)null;
             AddComparison(report, "the library's own cost, one datagram per call", "library", "raw-pinvoke");
-            AddComparison(report, "the library's cost above a dispose-safe floor", "library", "raw-pinvoke-held");
             AddComparison(report, "what the handle reference alone costs (the runtime's SafeHandle)", "raw-pinvoke-held", "raw-pinvoke");
+            AddComparison(report, "what the library's safety and the sender cost at the least", "raw-pinvoke-safe", "raw-pinvoke");
+            AddComparison(report, "the library's structure above that least", "library", "raw-pinvoke-safe");
             AddComparison(report, "the library's own cost, batches", "library-batch", "raw-recvmmsg");
             AddComparison(report, "batches against C", "library-batch", "c-recvmmsg");
             AddComparison(report, "the runtime's share in batches (P/Invoke, decode and check in JIT code)", "raw-recvmmsg", "c-recvmmsg");

@@ -39,6 +39,7 @@ namespace WhereAllocation.Samples.DatagramServer
 #endif
                 new RawPinvoke(),
                 new RawPinvokeHeld(),
+                new RawPinvokeSafe(),
                 new RawRecvmmsg(),
                 new NativeMethod("c-recvfrom", "recvfrom", "bench/native wa-recv: one recvmsg per datagram, check of the bytes"),
                 new NativeMethod("c-recvmmsg", "recvmmsg", "bench/native wa-recv: recvmmsg, up to 64 datagrams per call, check of the bytes"),
