@@ -2,7 +2,7 @@
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
 # against a Debug build of the library, the same suite on Mono, the dispose-race tests again on both
 # runtimes with glibc unmapping freed blocks at once, the same suite on the win-x64 runtime under Wine (the
-# library's Windows branch), the native leak check under valgrind,
+# library's Windows branch), the native leak check under valgrind, the receive's instruction budget on Mono under callgrind,
 # the C reference programs' loopback self-test, the datagram server sample's invariants on both
 # runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT, ILLink-trimmed on Mono). Ends with one
 # "N passed, N failed" line.
@@ -74,6 +74,13 @@ echo "== Native leak check: 10^6 memory operations on Mono under valgrind (bench
 bash bench/MemoryLeakCheck/valgrind.sh 2>&1 | tee "$log/leak.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(leak-check)
 line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/leak.txt" | tail -1)
+p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== The library's receive cost on Mono in instructions per datagram, under callgrind (bench/ReceiveCost)"
+bash bench/ReceiveCost/cost.sh 2>&1 | tee "$log/receive-cost.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(receive-cost)
+line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/receive-cost.txt" | tail -1)
 p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 

@@ -112,15 +112,17 @@ namespace WhereAllocation.Samples.DatagramServer
                 System.Threading.Thread.Sleep(250);
             }
 
-            // Interleaved rounds: every method once per round, in the same order, so that a slow spell of this shared
-            // machine falls on every method alike instead of on one.
+            // Interleaved rounds: every method once per round, so that a slow spell of this shared machine falls on every
+            // method alike instead of on one; and each round starts one method later than the one before, so that no method
+            // always runs first after the last one's round (a C receiver's process, another method's cache footprint).
             var rounds = new Dictionary<string, List<ResultRow>>();
             foreach (ReceiverMethod method in selected) rounds[method.Name] = new List<ResultRow>();
             for (int round = 0; round < options.Rounds; round++)
             {
                 int inject = round == 0 ? options.Inject : 0;
-                foreach (ReceiverMethod method in selected)
+                for (int turn = 0; turn < selected.Count; turn++)
                 {
+                    ReceiverMethod method = selected[(round + turn) % selected.Count];
                     ResultRow row = method is ManagedMethod managed
                         ? ManagedRunner.Run(managed, options, tools, options.Count, inject, progress)
                         : NativeRunner.Run((NativeMethod)method, options, tools, inject, progress);
@@ -146,6 +148,9 @@ namespace WhereAllocation.Samples.DatagramServer
             foreach (ResultRow r in report.Rows)
                 r.RatioToCRecvfrom = cRow != null && cRow.DatagramsPerSecond > 0 ? r.DatagramsPerSecond / cRow.DatagramsPerSecond : (double?)null;
             AddComparison(report, "the library's own cost, one datagram per call", "library", "raw-pinvoke");
+            AddComparison(report, "what the handle reference alone costs (the runtime's SafeHandle)", "raw-pinvoke-held", "raw-pinvoke");
+            AddComparison(report, "what the library's safety and the sender cost at the least", "raw-pinvoke-safe", "raw-pinvoke");
+            AddComparison(report, "the library's structure above that least", "library", "raw-pinvoke-safe");
             AddComparison(report, "the library's own cost, batches", "library-batch", "raw-recvmmsg");
             AddComparison(report, "batches against C", "library-batch", "c-recvmmsg");
             AddComparison(report, "the runtime's share in batches (P/Invoke, decode and check in JIT code)", "raw-recvmmsg", "c-recvmmsg");

@@ -58,11 +58,11 @@ fi
 for runtime in coreclr mono; do
   if [ "$runtime" = coreclr ]; then
     run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll)
-    methods=(alloc-baseline managed-nonalloc library library-batch dotnet-socketaddress seed-async-alloc seed-async-reuse library-async dotnet-socketaddress-async raw-pinvoke raw-recvmmsg c-recvfrom c-recvmmsg)
+    methods=(alloc-baseline managed-nonalloc library library-batch dotnet-socketaddress seed-async-alloc seed-async-reuse library-async dotnet-socketaddress-async raw-pinvoke raw-pinvoke-held raw-pinvoke-safe raw-recvmmsg c-recvfrom c-recvmmsg)
     absent=()
   else
     run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll)
-    methods=(alloc-baseline managed-nonalloc library library-batch seed-async-alloc seed-async-reuse library-async raw-pinvoke raw-recvmmsg c-recvfrom c-recvmmsg)
+    methods=(alloc-baseline managed-nonalloc library library-batch seed-async-alloc seed-async-reuse library-async raw-pinvoke raw-pinvoke-held raw-pinvoke-safe raw-recvmmsg c-recvfrom c-recvmmsg)
     absent=(dotnet-socketaddress dotnet-socketaddress-async)
   fi
   dir="$out/$runtime"

@@ -38,6 +38,8 @@ namespace WhereAllocation.Samples.DatagramServer
                         : "this is the netstandard2.1 build; the overload needs the .NET 8+ build"),
 #endif
                 new RawPinvoke(),
+                new RawPinvokeHeld(),
+                new RawPinvokeSafe(),
                 new RawRecvmmsg(),
                 new NativeMethod("c-recvfrom", "recvfrom", "bench/native wa-recv: one recvmsg per datagram, check of the bytes"),
                 new NativeMethod("c-recvmmsg", "recvmmsg", "bench/native wa-recv: recvmmsg, up to 64 datagrams per call, check of the bytes"),

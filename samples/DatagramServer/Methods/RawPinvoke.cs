@@ -16,26 +16,6 @@ namespace WhereAllocation.Samples.DatagramServer
     /// </summary>
     internal sealed unsafe class RawPinvoke : ManagedMethod
     {
-        private const int Eintr = 4;
-        private const int Eagain = 11;
-        private const short PollIn = 1;
-        private const int MsgTrunc = 0x20;
-        private const int SockaddrStorageSize = 128;
-
-        [DllImport("libc", EntryPoint = "recvfrom", SetLastError = true)]
-        private static extern nint RecvFrom(int socket, byte* buffer, nuint length, int flags, byte* address, uint* addressLength);
-
-        [StructLayout(LayoutKind.Sequential)]
-        private struct PollFd
-        {
-            public int Descriptor;
-            public short Events;
-            public short ReturnedEvents;
-        }
-
-        [DllImport("libc", EntryPoint = "poll", SetLastError = true)]
-        private static extern int Poll(PollFd* descriptors, nuint count, int timeoutMilliseconds);
-
         public RawPinvoke()
             : base("raw-pinvoke", "for scale only: [DllImport] recvfrom on socket.Handle, no handle reference or checks, sender not parsed, Encoding.UTF8.GetChars") { }
 
@@ -48,25 +28,23 @@ namespace WhereAllocation.Samples.DatagramServer
             var chars = new char[run.BufferSize];
             Encoding utf8 = Encoding.UTF8;
             int descriptor = (int)socket.Handle;
-            byte* sender = stackalloc byte[SockaddrStorageSize];
+            byte* sender = stackalloc byte[RawCalls.SockaddrStorageSize];
             run.Begin();
             fixed (byte* payload = buffer)
             {
                 while (true)
                 {
-                    uint senderLength = SockaddrStorageSize;
+                    uint senderLength = RawCalls.SockaddrStorageSize;
                     // A blocking descriptor: the call waits, as Socket.ReceiveFrom does. MSG_TRUNC returns the
                     // real length of a datagram longer than the buffer, which is then counted as cut.
-                    long length = RecvFrom(descriptor, payload, (nuint)buffer.Length, MsgTrunc, sender, &senderLength);
+                    long length = RawCalls.RecvFrom(descriptor, payload, (nuint)buffer.Length, RawCalls.MsgTrunc, sender, &senderLength);
                     if (length < 0)
                     {
                         int errno = Marshal.GetLastWin32Error();
-                        if (errno == Eintr) continue;
-                        if (errno == Eagain)
+                        if (errno == RawCalls.Eintr) continue;
+                        if (errno == RawCalls.Eagain)
                         {
-                            // The runtime may have made the descriptor non-blocking: wait for a datagram.
-                            var wait = new PollFd { Descriptor = descriptor, Events = PollIn };
-                            Poll(&wait, 1, -1);
+                            RawCalls.WaitReadable(descriptor);
                             continue;
                         }
                         throw new InvalidOperationException("recvfrom failed with errno " + errno);

@@ -17,7 +17,8 @@ namespace WhereAllocation
     public static class DatagramPaths
     {
         private static readonly DatagramPath s_default = ChooseDefault();
-        private static DatagramPath s_active = s_default;
+        // Internal for the compatible receive's per-datagram test: read as a field, it is not a call on Mono.
+        internal static DatagramPath s_active = s_default;
         // Set while nobody has been told that the handle is out of reach and the calls fell back: the first call on the Managed path reports it.
         private static bool s_reportFallback = NativeDatagramIO.HandleMissing;
 

@@ -36,15 +36,26 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
-            if (!ReceiveFromArgumentsFit(socket, buffer, offset, size, socketFlags, remoteEndPoint)) CheckReceiveFromArguments(socket, buffer, offset, size, socketFlags, remoteEndPoint);
-            if (DatagramPaths.Active == DatagramPath.Native)
+            // What a server's receive loop runs per datagram: the buffer checks written out here (Mono inlines no method of this
+            // size, and each call level costs it 15-20 instructions per datagram), the socket's checks skipped when this endpoint
+            // saw them pass for this socket, then one call to the native receive. Anything else is checked one by one, which
+            // names the bad argument (or lets an IPv4 endpoint on a dual-mode socket pass) and remembers the socket.
+            if (remoteEndPoint == null || buffer == null || (uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset)
+                || (socketFlags & ~SocketFlags.Peek) != 0 || socket == null || !ReferenceEquals(remoteEndPoint.CheckedSocket, socket))
+                CheckReceiveFromArguments(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
+            if (DatagramPaths.s_active == DatagramPath.Native)
             {
-                // What a server's receive loop runs per datagram, kept to one call below this one and no struct
-                // copies: on Mono every call, struct copy and cache line touched shows in datagrams per second.
-                long length = NativeDatagramIO.Receive(socket, buffer, offset, size, socketFlags, remoteEndPoint);
+                long length = NativeDatagramIO.Receive(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
                 if (length > size) throw new SocketException((int)SocketError.MessageSize);
                 return (int)length;
             }
+            return ReceiveFromOnRuntimePath(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
+        }
+
+        // The compatible receive on the runtime's paths, apart so that the native path's caller has no struct local to clear.
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static int ReceiveFromOnRuntimePath(Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
+        {
             ReceiveOnPath(DatagramPaths.Active, socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
             if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
             return datagram.Length;
@@ -62,14 +73,14 @@ namespace WhereAllocation
         {
             // A server's loop, from here to the native receive without the full overload in between: on Mono each call
             // level costs 15-20 instructions per datagram. Anything but all-good arguments on the native path goes the full way.
-            if (buffer != null && remoteEndPoint != null && DatagramPaths.Active == DatagramPath.Native && SocketFits(socket, remoteEndPoint))
+            if (buffer != null && remoteEndPoint != null && socket != null && ReferenceEquals(remoteEndPoint.CheckedSocket, socket) && DatagramPaths.s_active == DatagramPath.Native)
             {
                 long length = NativeDatagramIO.Receive(socket, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint);
                 if (length > buffer.Length) throw new SocketException((int)SocketError.MessageSize);
                 return (int)length;
             }
             if (buffer == null) throw new ArgumentNullException(nameof(buffer));
-            return ReceiveFrom_NonAlloc(socket, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint!); // a null endpoint: the full overload throws
+            return ReceiveFrom_NonAlloc(socket!, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint!); // a null endpoint: the full overload throws
         }
 
         /// <summary>
@@ -290,14 +301,6 @@ namespace WhereAllocation
         // server's loop); only when it is not do the checks run one by one, in their documented order, and throw for the first
         // bad argument. One call instead of four or five: on Mono, which inlines no method that throws, each costs 10-20 instructions.
 
-        /// <summary>True when the compatible receive's arguments are all good; false means "check them one by one", not "bad".</summary>
-        private static bool ReceiveFromArgumentsFit(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc remoteEndPoint)
-        {
-            // The buffer checks and ReceiveFits's in one call (SocketFits is inlined): the datagram loop's own check is one call, not two.
-            return remoteEndPoint != null && buffer != null && (uint)offset <= (uint)buffer.Length && (uint)size <= (uint)(buffer.Length - offset)
-                && (flags & ~SocketFlags.Peek) == 0 && SocketFits(socket, remoteEndPoint);
-        }
-
         /// <summary>
         /// True when <paramref name="socket"/> is a bound (or connected) IPv4/IPv6 datagram socket, of <paramref name="into"/>'s
         /// family when an endpoint is given.
@@ -319,6 +322,7 @@ namespace WhereAllocation
             if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
             CheckBuffer(buffer, offset, size);
             CheckReceiveOneByOne(socket, flags, remoteEndPoint);
+            remoteEndPoint.CheckedSocket = socket;
         }
 
         /// <summary>True when a receive on <paramref name="socket"/> with <paramref name="flags"/> into <paramref name="into"/> is surely allowed.</summary>

@@ -63,6 +63,7 @@ namespace WhereAllocation
         /// <summary>The socket's handle, for DangerousAddRef (which throws ObjectDisposedException once the socket is disposed).</summary>
         /// <exception cref="ObjectDisposedException">The socket has been disposed and its field was cleared.</exception>
         /// <exception cref="PlatformNotSupportedException">No way reaches the handle (<see cref="Access"/> is None).</exception>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)] // one call level less per datagram on Mono
         internal static SafeHandle Get(Socket socket)
         {
             if (s_access == SocketHandleAccess.SafeHandleProperty)

@@ -267,6 +267,10 @@ namespace WhereAllocation.Tests
             Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.OutOfBand, from));
             from.Set(EndPointKey.FromIPAddress(IPAddress.IPv6Loopback, 5));
             Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
+            Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, from));
+            from.Set(EndPointKey.IPv4(127, 0, 0, 1, 5));
+            from.Address = IPAddress.IPv6Loopback; // the endpoint's family changed through its base class's setter
+            Assert.Throws<ArgumentException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, from));
             Assert.Throws<ArgumentNullException>(() => ((Socket)null!).ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
             AssertStillQueued(pair, 2);
             // Back to IPv4, it receives again; on another socket the checks run for that one.
@@ -276,6 +280,10 @@ namespace WhereAllocation.Tests
             pair.Client.SendTo(new byte[] { 3 }, pair.ServerTarget);
             Assert.Equal(1, pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
             Assert.Equal(3, buffer[0]);
+            // The socket it has passed the checks with, disposed: both forms say so.
+            pair.Server.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, from));
+            Assert.Throws<ObjectDisposedException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
         }
 
         [Theory]

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The library's receive cost on Mono in user-mode instructions per datagram, from callgrind: the number that does not
+# move with this shared machine's load (timings do, by ±25% per round). Each form runs twice, with 2000 and with 6000
+# datagrams; the difference of the two totals over the difference of the datagrams is one datagram's send and receive.
+# Forms: raw (bare recvfrom P/Invoke), held (the same holding the socket's SafeHandle reference), safe (the least a
+# receive with the library's checks, handle reference and sender compare can be, in one method), compat, compat5
+# (ReceiveFrom_NonAlloc's 2- and 5-argument forms). Checks that the measure sees the work (raw < held < safe < compat5) and
+# that the library stays within its budget over raw; the budget is the cost measured when it was set, plus 10%.
+# Usage: bash bench/ReceiveCost/cost.sh [--no-check]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+budget_compat5=480   # measured 437-439 on 2026-11-23 (Mono 6.8.0.105, x86-64, AMD EPYC)
+budget_compat=470    # measured 418
+n1=2000; n2=6000
+out=$(mktemp -d /tmp/receive-cost.XXXXXX)
+dotnet build bench/ReceiveCost -c Release -v quiet -nologo >"$out/build.txt" 2>&1 || { cat "$out/build.txt"; echo "0 passed, 1 failed"; exit 1; }
+exe=bench/ReceiveCost/bin/Release/netstandard2.1/ReceiveCost.dll
+declare -A cost
+for form in raw held safe compat compat5; do
+  totals=()
+  for n in $n1 $n2; do
+    # Only the main thread is counted (--separate-threads: its file ends in -01); Mono's other threads do not take part.
+    valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/$form.$n" mono "$exe" "$n" "$form" >"$out/$form.$n.log" 2>&1 \
+      || { echo "FAILED: $form with $n datagrams (see $out/$form.$n.log)"; echo "0 passed, 1 failed"; exit 1; }
+    totals+=("$(grep -m1 '^summary:' "$out/$form.$n-01" | awk '{print $2}')")
+  done
+  cost[$form]=$(( (totals[1] - totals[0]) / (2 * (n2 - n1)) ))
+  echo "$form: ${cost[$form]} instructions per datagram sent and received"
+done
+echo "over the bare P/Invoke: held +$(( cost[held] - cost[raw] )), safe +$(( cost[safe] - cost[raw] )), compat +$(( cost[compat] - cost[raw] )), compat5 +$(( cost[compat5] - cost[raw] ))"
+rm -rf "$out"
+[ "${1:-}" = "--no-check" ] && exit 0
+passed=0; failed=0
+check() { if eval "$2"; then passed=$((passed + 1)); echo "ok   $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi; }
+check "the measure sees the work: raw < held < safe < compat5" '[ "${cost[raw]}" -gt 0 ] && [ "${cost[raw]}" -lt "${cost[held]}" ] && [ "${cost[held]}" -lt "${cost[safe]}" ] && [ "${cost[safe]}" -lt "${cost[compat5]}" ]'
+check "compat5 costs at most $budget_compat5 instructions over the bare P/Invoke" '[ $(( cost[compat5] - cost[raw] )) -le $budget_compat5 ]'
+check "compat costs at most $budget_compat instructions over the bare P/Invoke" '[ $(( cost[compat] - cost[raw] )) -le $budget_compat ]'
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
