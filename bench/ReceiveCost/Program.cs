@@ -1,10 +1,9 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
-using System.Reflection;
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using WhereAllocation;
+using WhereAllocation.Samples.DatagramServer;
 
 namespace WhereAllocation.Bench.ReceiveCost
 {
@@ -16,7 +15,7 @@ namespace WhereAllocation.Bench.ReceiveCost
     /// Forms: raw (a bare recvfrom P/Invoke), held (the same with the reference on the socket's SafeHandle that makes a
     /// concurrent Dispose safe), compat (ReceiveFrom_NonAlloc(buffer, endpoint)), compat5 (ReceiveFrom_NonAlloc(buffer,
     /// 0, length, None, endpoint), the form the DatagramServer's library row calls), safe (the least a receive with the
-    /// library's safety can be, in one method: the DatagramServer's raw-pinvoke-safe row). Linux only.
+    /// library's safety can be, in one method: the DatagramServer's LeastSafeReceive, compiled in). Linux only.
     /// </summary>
     internal static unsafe class Program
     {
@@ -62,11 +61,11 @@ namespace WhereAllocation.Bench.ReceiveCost
             var payload = new byte[64];
             var buffer = new byte[1500];
             var endPoint = new IPEndPointNonAlloc(IPAddress.Any, 0);
-            SafeHandle handle = HandleOf(server);
+            SafeHandle handle = RawCalls.SafeHandleOf(server);
             int clientDescriptor = (int)client.Handle;
             int serverDescriptor = (int)server.Handle;
             long received = 0;
-            var state = new SafeState();
+            var state = new LeastSafeReceive.State();
 
             for (int round = 0; round < 2; round++)
             {
@@ -103,7 +102,7 @@ namespace WhereAllocation.Bench.ReceiveCost
                         }
                         else if (kind == 4)
                         {
-                            length = SafeReceive(server, buffer, 0, buffer.Length, SocketFlags.None, state);
+                            length = LeastSafeReceive.Receive(server, buffer, 0, buffer.Length, SocketFlags.None, state, out _);
                         }
                         else
                         {
@@ -116,81 +115,6 @@ namespace WhereAllocation.Bench.ReceiveCost
             }
             Console.WriteLine(form + ": " + received + " datagrams");
             return 0;
-        }
-
-        /// <summary>What <see cref="SafeReceive"/> keeps between calls: the socket that passed its checks, its handle, the last sender.</summary>
-        private sealed class SafeState
-        {
-            public Socket? Checked;
-            public SafeHandle? Handle;
-            public uint LastLength;
-            public ulong Last0, Last1, Last2, Last3;
-
-            [MethodImpl(MethodImplOptions.NoInlining)]
-            public void Check(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags)
-            {
-                if (socket == null || buffer == null) throw new ArgumentNullException(socket == null ? nameof(socket) : nameof(buffer));
-                if ((uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset)) throw new ArgumentOutOfRangeException(nameof(size));
-                if ((flags & ~SocketFlags.Peek) != 0 || socket.SocketType != SocketType.Dgram || !socket.IsBound) throw new ArgumentException("bad flags or socket");
-                Handle = HandleOf(socket);
-                Checked = socket;
-            }
-
-            [MethodImpl(MethodImplOptions.NoInlining)]
-            public void Keep(ulong* sender, uint length)
-            {
-                LastLength = length;
-                Last0 = sender[0];
-                Last1 = sender[1];
-                Last2 = sender[2];
-                Last3 = sender[3];
-            }
-        }
-
-        private struct Sockaddr
-        {
-            public ulong A, B, C, D;
-        }
-
-        /// <summary>
-        /// The least a receive can be that keeps what the library's keeps, in one method: argument checks before the call
-        /// (the socket's remembered), the SafeHandle reference, the sender compared with the last. The DatagramServer's
-        /// raw-pinvoke-safe row is the same receive.
-        /// </summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static long SafeReceive(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, SafeState state)
-        {
-            if (buffer == null || (uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset) || (flags & ~SocketFlags.Peek) != 0
-                || socket == null || !ReferenceEquals(state.Checked, socket))
-                state.Check(socket!, buffer!, offset, size, flags);
-            Sockaddr sender;
-            uint senderLength = (uint)sizeof(Sockaddr);
-            long length;
-            SafeHandle handle = state.Handle!;
-            bool added = false;
-            fixed (byte* payload = buffer)
-            {
-                try
-                {
-                    handle.DangerousAddRef(ref added);
-                    length = RecvFrom((int)handle.DangerousGetHandle(), payload + offset, (nuint)size, MsgTrunc | ((flags & SocketFlags.Peek) != 0 ? 2 : 0), (byte*)&sender, &senderLength);
-                }
-                finally
-                {
-                    if (added) handle.DangerousRelease();
-                }
-            }
-            if (length >= 0 && (senderLength != state.LastLength || sender.A != state.Last0 || sender.B != state.Last1
-                || (senderLength > 16 && (sender.C != state.Last2 || sender.D != state.Last3))))
-                state.Keep((ulong*)&sender, senderLength);
-            return length;
-        }
-
-        private static SafeHandle HandleOf(Socket socket)
-        {
-            PropertyInfo property = typeof(Socket).GetProperty("SafeHandle", BindingFlags.Instance | BindingFlags.Public | BindingFlags.NonPublic)
-                ?? throw new PlatformNotSupportedException("this runtime's Socket has no SafeHandle property");
-            return (SafeHandle?)property.GetValue(socket) ?? throw new InvalidOperationException("the socket has no handle");
         }
 
         private static int Fail(string what)

@@ -8,8 +8,8 @@ namespace WhereAllocation.Samples.DatagramServer
     /// <summary>The bare Linux calls of the for-scale rows (raw-pinvoke, raw-pinvoke-held, raw-pinvoke-safe, raw-recvmmsg).</summary>
     internal static unsafe class RawCalls
     {
-        public const int Eintr = 4;
-        public const int Eagain = 11;
+        private const int Eintr = 4;
+        private const int Eagain = 11;
         public const int MsgTrunc = 0x20;
         public const int SockaddrStorageSize = 128;
         private const short PollIn = 1;
@@ -56,11 +56,17 @@ namespace WhereAllocation.Samples.DatagramServer
 #endif
         }
 
-        /// <summary>Waits until <paramref name="descriptor"/> has a datagram (the runtime may have made it non-blocking).</summary>
-        public static void WaitReadable(int descriptor)
+        /// <summary>
+        /// After a failed recvfrom: true to call again (interrupted; or nothing queued, after waiting until a datagram is,
+        /// since the runtime may have made the descriptor non-blocking); any other error throws.
+        /// </summary>
+        public static bool Retry(int errno, int descriptor)
         {
+            if (errno == Eintr) return true;
+            if (errno != Eagain) throw new InvalidOperationException("recvfrom failed with errno " + errno);
             var wait = new PollFd { Descriptor = descriptor, Events = PollIn };
             Poll(&wait, 1, -1);
+            return true;
         }
     }
 }

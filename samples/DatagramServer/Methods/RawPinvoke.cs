@@ -38,17 +38,7 @@ namespace WhereAllocation.Samples.DatagramServer
                     // A blocking descriptor: the call waits, as Socket.ReceiveFrom does. MSG_TRUNC returns the
                     // real length of a datagram longer than the buffer, which is then counted as cut.
                     long length = RawCalls.RecvFrom(descriptor, payload, (nuint)buffer.Length, RawCalls.MsgTrunc, sender, &senderLength);
-                    if (length < 0)
-                    {
-                        int errno = Marshal.GetLastWin32Error();
-                        if (errno == RawCalls.Eintr) continue;
-                        if (errno == RawCalls.Eagain)
-                        {
-                            RawCalls.WaitReadable(descriptor);
-                            continue;
-                        }
-                        throw new InvalidOperationException("recvfrom failed with errno " + errno);
-                    }
+                    if (length < 0 && RawCalls.Retry(Marshal.GetLastWin32Error(), descriptor)) continue;
                     if (length > buffer.Length)
                     {
                         if (run.AccountCut()) break;

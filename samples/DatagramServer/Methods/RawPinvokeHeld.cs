@@ -48,16 +48,7 @@ namespace WhereAllocation.Samples.DatagramServer
                     {
                         if (added) handle.DangerousRelease();
                     }
-                    if (length < 0)
-                    {
-                        if (errno == RawCalls.Eintr) continue;
-                        if (errno == RawCalls.Eagain)
-                        {
-                            RawCalls.WaitReadable(descriptor);
-                            continue;
-                        }
-                        throw new InvalidOperationException("recvfrom failed with errno " + errno);
-                    }
+                    if (length < 0 && RawCalls.Retry(errno, descriptor)) continue;
                     if (length > buffer.Length)
                     {
                         if (run.AccountCut()) break;
