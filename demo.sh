@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The datagram server demo: builds samples/DatagramServer, runs it on CoreCLR and then on Mono (each run
-# under a minute on a 2-core machine), and prints both result tables: drain mode, every method in 5
+# about a minute on a 2-core machine), and prints both result tables: drain mode, every method in 5
 # interleaved rounds (median and spread), then 1..N shards on one port, then the game-frame scenario.
 # Results: results/coreclr/ and results/mono/ (results.md, summary.csv, rounds.csv, shards.csv, results.csv,
 # details.csv, tick.csv, results.svg). Extra arguments go to both runs, e.g. ./demo.sh --mode stream (the
