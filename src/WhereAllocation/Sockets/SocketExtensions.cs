@@ -300,20 +300,7 @@ namespace WhereAllocation
         // Each check first asks, in one call that cannot throw, whether everything is surely fine (the case of every call in a
         // server's loop); only when it is not do the checks run one by one, in their documented order, and throw for the first
         // bad argument. One call instead of four or five: on Mono, which inlines no method that throws, each costs 10-20 instructions.
-
-        /// <summary>
-        /// True when <paramref name="socket"/> is a bound (or connected) IPv4/IPv6 datagram socket, of <paramref name="into"/>'s
-        /// family when an endpoint is given.
-        /// </summary>
-        // Inlined, and the endpoint's family read without its virtual property: each is a call per datagram on Mono otherwise.
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        private static bool SocketFits(Socket socket, IPEndPointNonAlloc? into)
-        {
-            if (socket == null) return false;
-            AddressFamily family = socket.AddressFamily;
-            return (family == AddressFamily.InterNetwork || family == AddressFamily.InterNetworkV6) && socket.SocketType == SocketType.Dgram
-                && (into == null || into.HasFamily(family)) && (socket.IsBound || socket.Connected);
-        }
+        // The compatible receive goes further: its endpoint remembers the socket that passed (IPEndPointNonAlloc.CheckedSocket).
 
         /// <summary>The compatible receive's checks one by one: throws for the first bad argument (an IPv4 endpoint on a dual-mode socket passes).</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
@@ -325,10 +312,17 @@ namespace WhereAllocation
             remoteEndPoint.CheckedSocket = socket;
         }
 
-        /// <summary>True when a receive on <paramref name="socket"/> with <paramref name="flags"/> into <paramref name="into"/> is surely allowed.</summary>
+        /// <summary>
+        /// True when a receive on <paramref name="socket"/> with <paramref name="flags"/> into <paramref name="into"/> is surely
+        /// allowed: a bound (or connected) IPv4/IPv6 datagram socket, of <paramref name="into"/>'s family when an endpoint is given.
+        /// </summary>
+        // The endpoint's family read without its virtual property: a call per datagram on Mono otherwise.
         private static bool ReceiveFits(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
         {
-            return (flags & ~SocketFlags.Peek) == 0 && SocketFits(socket, into);
+            if (socket == null || (flags & ~SocketFlags.Peek) != 0) return false;
+            AddressFamily family = socket.AddressFamily;
+            return (family == AddressFamily.InterNetwork || family == AddressFamily.InterNetworkV6) && socket.SocketType == SocketType.Dgram
+                && (into == null || into.HasFamily(family)) && (socket.IsBound || socket.Connected);
         }
 
         private static void CheckBuffer(byte[] buffer, int offset, int size)
