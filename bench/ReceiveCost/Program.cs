@@ -19,12 +19,6 @@ namespace WhereAllocation.Bench.ReceiveCost
     /// </summary>
     internal static unsafe class Program
     {
-        private const int MsgTrunc = 0x20;
-        private const int SockaddrSize = 128;
-
-        [DllImport("libc", EntryPoint = "recvfrom", SetLastError = true)]
-        private static extern nint RecvFrom(int socket, byte* buffer, nuint length, int flags, byte* address, uint* addressLength);
-
         [DllImport("libc", EntryPoint = "sendto", SetLastError = true)]
         private static extern nint SendTo(int socket, byte* buffer, nuint length, int flags, byte* address, uint addressLength);
 
@@ -57,7 +51,7 @@ namespace WhereAllocation.Bench.ReceiveCost
             to[3] = (byte)port;
             to[4] = 127;
             to[7] = 1;
-            byte* sender = stackalloc byte[SockaddrSize];
+            byte* sender = stackalloc byte[RawCalls.SockaddrStorageSize];
             var payload = new byte[64];
             var buffer = new byte[1500];
             var endPoint = new IPEndPointNonAlloc(IPAddress.Any, 0);
@@ -79,17 +73,17 @@ namespace WhereAllocation.Bench.ReceiveCost
                         long length;
                         if (kind == 0)
                         {
-                            uint senderLength = SockaddrSize;
-                            length = RecvFrom(serverDescriptor, b, (nuint)buffer.Length, MsgTrunc, sender, &senderLength);
+                            uint senderLength = RawCalls.SockaddrStorageSize;
+                            length = RawCalls.RecvFrom(serverDescriptor, b, (nuint)buffer.Length, RawCalls.MsgTrunc, sender, &senderLength);
                         }
                         else if (kind == 1)
                         {
-                            uint senderLength = SockaddrSize;
+                            uint senderLength = RawCalls.SockaddrStorageSize;
                             bool added = false;
                             try
                             {
                                 handle.DangerousAddRef(ref added);
-                                length = RecvFrom((int)handle.DangerousGetHandle(), b, (nuint)buffer.Length, MsgTrunc, sender, &senderLength);
+                                length = RawCalls.RecvFrom((int)handle.DangerousGetHandle(), b, (nuint)buffer.Length, RawCalls.MsgTrunc, sender, &senderLength);
                             }
                             finally
                             {
