@@ -27,6 +27,14 @@ count_dotnet_test() {
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 }
 
+# Adds the counts of a stage that ends with a "N passed, N failed" line.
+count_summary() {
+  local line p f
+  line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$1" | tail -1)
+  p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+}
+
 echo "== Build everything in the solution (library, tests, samples, benchmarks), so no benchmark rots"
 if dotnet build WhereAllocation.slnx -c Release -v quiet -nologo >"$log/build.txt" 2>&1; then
   echo "solution build: 1 passed, 0 failed"; passed=$((passed + 1))
@@ -66,46 +74,34 @@ passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 echo "== Windows (Winsock) under Wine: the suite on the win-x64 runtime"
 timeout -k 30 1800 bash scripts/wine-tests.sh 2>&1 | tee "$log/wine.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(wine)
-line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/wine.txt" | tail -1)
-p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
-passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+count_summary "$log/wine.txt"
 
 echo "== Native leak check: 10^6 memory operations on Mono under valgrind (bench/MemoryLeakCheck)"
 bash bench/MemoryLeakCheck/valgrind.sh 2>&1 | tee "$log/leak.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(leak-check)
-line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/leak.txt" | tail -1)
-p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
-passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+count_summary "$log/leak.txt"
 
 echo "== The library's receive cost on Mono in instructions per datagram, under callgrind (bench/ReceiveCost)"
 bash bench/ReceiveCost/cost.sh 2>&1 | tee "$log/receive-cost.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(receive-cost)
-line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/receive-cost.txt" | tail -1)
-p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
-passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+count_summary "$log/receive-cost.txt"
 
 echo "== C reference programs: self-test"
 bash bench/native/selftest.sh 2>&1 | tee "$log/native.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(native)
-line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/native.txt" | tail -1)
-p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
-passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+count_summary "$log/native.txt"
 
 echo "== DatagramServer: the sample's invariants on CoreCLR and Mono"
 bash samples/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(server)
-line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/server.txt" | tail -1)
-p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
-passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+count_summary "$log/server.txt"
 
 echo "== Packaging checks: Unity .meta files, Unity version, NuGet pack+install, NativeAOT publish, trimmed like Unity's stripping (the API snapshot is in the suites)"
 for check in "unity-meta.sh --check" "unity-version.sh --check" "pack-check.sh" "aot-check.sh" "trim-check.sh"; do
   name=${check%%.sh*}
   bash scripts/$check 2>&1 | tee "$log/$name.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=("$name")
-  line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log/$name.txt" | tail -1)
-  p=$(sed -nE 's/^([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  count_summary "$log/$name.txt"
 done
 
 if [ ${#broken[@]} -gt 0 ]; then
