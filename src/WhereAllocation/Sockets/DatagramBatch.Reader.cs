@@ -21,8 +21,9 @@ namespace WhereAllocation
         /// <see cref="InvalidOperationException"/>. So a loop that receives, reads and receives again never leaves one open,
         /// even without <c>using</c>.</para>
         /// <para>The spans it hands out point into the batch's native memory and stay valid while the reader is open, even if
-        /// another thread disposes the batch meanwhile (the memory is freed when the reader ends, and the reader's members then
-        /// throw <see cref="ObjectDisposedException"/>). Allocates nothing.</para>
+        /// another thread disposes the batch meanwhile (the memory is freed when the reader ends). After such a Dispose the
+        /// reader's members throw <see cref="ObjectDisposedException"/> and the first that does ends the reader (as does any
+        /// member of the batch that throws it), so the memory goes as soon as the loop notices. Allocates nothing.</para>
         /// </remarks>
         /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
         public Reader BeginRead()
@@ -141,7 +142,11 @@ namespace WhereAllocation
             {
                 if (batch == null || batch._readerToken != _token)
                     throw new InvalidOperationException("This reader has ended: the batch received, was cleared or began another read since (or the reader is a default value).");
-                if (batch._disposed) throw new ObjectDisposedException(nameof(DatagramBatch));
+                if (batch._disposed)
+                {
+                    batch.EndReader(); // the loop reads no further: the last count out frees the block now, not the finalizer
+                    throw new ObjectDisposedException(nameof(DatagramBatch));
+                }
                 throw new ArgumentOutOfRangeException(nameof(index), index, "The reader holds " + _count + " datagrams.");
             }
         }

@@ -22,6 +22,7 @@ namespace WhereAllocation
                 byte* name = _names + received * SockaddrLayout.StorageSize;
                 int nameLength = SockaddrLayout.StorageSize;
                 long length = NativeDatagramIO.Os.Receive(raw, buffer, _slotSize, false, name, &nameLength, out SocketError failure);
+                if (length == 0 && nameLength == 0) length = NativeDatagramIO.ShutDown(out failure); // no datagram: the receiving side was shut down
                 if (length >= 0)
                 {
                     Store(received, (int)Math.Min(length, _slotSize), length > _slotSize, nameLength);

@@ -35,7 +35,9 @@ namespace WhereAllocation
     /// <see cref="Dispose"/> of the batch. Reading or writing one while another thread disposes the batch is the
     /// caller's race, as with any pooled buffer: be done with the spans before the batch is disposed. The spans of an open
     /// <see cref="Reader"/> are the exception: the reader keeps the memory until it ends, whoever disposes the batch (end the
-    /// reader before disposing the batch on the same thread, or the memory waits for the finalizer).</para>
+    /// reader before disposing the batch on the same thread, or the memory waits for the finalizer). A member of the batch or
+    /// of the reader that throws <see cref="ObjectDisposedException"/> ends the open reader, so the receive loop's next step
+    /// after a Dispose from another thread frees the memory.</para>
     /// <para>Endpoints: an IPv4 sender seen through a dual-mode socket is an IPv4-mapped IPv6 key
     /// (as <see cref="SocketExtensions"/> reports it); an IPv4 recipient is sent IPv4-mapped from an
     /// IPv6 socket, and an IPv4-mapped recipient as IPv4 from an IPv4 socket.</para>
@@ -475,7 +477,7 @@ namespace WhereAllocation
         {
             ThrowIfDisposed();
             SocketExtensions.CheckReceive(socket, SocketFlags.None, null);
-            if (timeoutMilliseconds < Timeout.Infinite) throw new ArgumentOutOfRangeException(nameof(timeoutMilliseconds), timeoutMilliseconds, "The timeout is -1 (infinite) or more.");
+            if (timeoutMilliseconds < Timeout.Infinite) throw SocketExtensions.Refused(socket, new ArgumentOutOfRangeException(nameof(timeoutMilliseconds), timeoutMilliseconds, "The timeout is -1 (infinite) or more."));
             if (_deferredError != SocketError.Success)
             {
                 SocketError error = _deferredError;
@@ -535,6 +537,7 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref socketAdded); // throws ObjectDisposedException for a disposed socket
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 IntPtr raw = handle.DangerousGetHandle();
                 long start = timeoutMilliseconds > 0 ? Stopwatch.GetTimestamp() : 0;
                 while (true)
@@ -545,6 +548,8 @@ namespace WhereAllocation
                         : ReceiveSingleCallsNative(raw, out error);
                     if (received > 0) return received;
                     if (error == SocketError.Interrupted) continue;
+                    // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and a wait would spin.
+                    if (error == SocketError.WouldBlock && NativeDatagramIO.Os.IsReceiveShutDown(raw)) error = SocketError.Shutdown;
                     if (error != SocketError.WouldBlock) throw NativeDatagramIO.Failure(socket, error);
                     int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
@@ -606,6 +611,7 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref socketAdded);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 return SendLoop(socket, handle.DangerousGetHandle(), handle, blocking);
             }
             finally
@@ -710,7 +716,13 @@ namespace WhereAllocation
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static void ThrowDisposed() => throw new ObjectDisposedException(nameof(DatagramBatch));
+        private void ThrowDisposed()
+        {
+            // The batch's user is here, and will not read on: end its open reader, whose count would otherwise keep the
+            // block until the finalizer (the last count out frees it now).
+            EndReader();
+            throw new ObjectDisposedException(nameof(DatagramBatch));
+        }
 
         /// <summary>
         /// Counts a public call in for as long as it touches the native block (counted out by <see cref="ExitBlock"/>

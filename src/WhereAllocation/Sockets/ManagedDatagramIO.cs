@@ -134,7 +134,10 @@ namespace WhereAllocation
             catch (SocketException e)
             {
                 // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
-                // consumed and the caller receives again. Else: the error.
+                // consumed and the caller receives again. A socket shut down for receiving: Shutdown, as on every path
+                // (Mono reports it as Interrupted, .NET as "nothing queued" on a non-blocking socket). Else: the error.
+                SocketError code = e.SocketErrorCode;
+                if ((code == SocketError.WouldBlock || code == SocketError.Interrupted) && RuntimeReceive.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
                 if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
                 received = 0;
                 return false;
@@ -143,6 +146,9 @@ namespace WhereAllocation
             {
                 into.ReceivingIntoSelf = false;
             }
+
+            // 0 bytes on a socket shut down for receiving: what .NET's blocking receive returns then, no datagram.
+            if (received == 0 && RuntimeReceive.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
 
             // A runtime that did not call Create() handed back another endpoint: copy it in.
             if (!ReferenceEquals(endPoint, into) && endPoint is IPEndPoint other) into.SetCurrent(EndPointKey.FromIPEndPoint(other));

@@ -71,9 +71,11 @@ namespace WhereAllocation
                 try
                 {
                     handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
+                    SocketHandles.ThrowIfDisposedWhileHeld(socket);
                     IntPtr raw = handle.DangerousGetHandle();
                     received = s_os.Receive(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
                     if (received < 0) retry = error == SocketError.WouldBlock || error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error);
+                    else if (received == 0 && addressLength == 0) received = ShutDown(out error);
                 }
                 finally
                 {
@@ -111,13 +113,25 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 IntPtr raw = handle.DangerousGetHandle();
                 while (true)
                 {
                     addressLength = SockaddrLayout.StorageSize;
                     received = s_os.Receive(raw, payload, size, peek, address, &addressLength, out error);
-                    if (received >= 0) break;
+                    if (received > 0 || (received == 0 && addressLength != 0)) break;
+                    if (received == 0)
+                    {
+                        received = ShutDown(out error); // 0 bytes without a sender: no datagram, the receiving side was shut down
+                        break;
+                    }
                     if (error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error)) continue;
+                    // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and a wait would spin.
+                    if (error == SocketError.WouldBlock && s_os.IsReceiveShutDown(raw))
+                    {
+                        received = ShutDown(out error);
+                        break;
+                    }
                     if (error != SocketError.WouldBlock || !wait || !socket.Blocking) break;
                     WaitUntil(socket, raw, handle, false, s_os.ReceiveTimeoutMilliseconds(raw));
                 }
@@ -164,6 +178,7 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref added);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 IntPtr raw = handle.DangerousGetHandle();
                 // Not 'fixed (byte* p = buffer)': Mono 6.8 lacks ReadOnlySpan.GetPinnableReference's
                 // 'ref readonly' signature and throws MissingMethodException; GetReference is safe everywhere.
@@ -196,6 +211,13 @@ namespace WhereAllocation
             throw Failure(socket, error);
         }
 
+        /// <summary>What a receive reports on a socket shut down for receiving: -1 with Shutdown.</summary>
+        internal static long ShutDown(out SocketError error)
+        {
+            error = SocketError.Shutdown;
+            return -1;
+        }
+
         /// <summary>True when an IPv6 socket accepts IPv4 peers (IPV6_V6ONLY is 0). One system call.</summary>
         internal static bool IsDualMode(Socket socket)
         {
@@ -204,7 +226,24 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref added);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 return s_os.IsDualMode(handle.DangerousGetHandle());
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+        }
+
+        /// <summary>True when the socket was shut down for receiving (see <see cref="OsSocketCalls.IsReceiveShutDown"/>). One system call.</summary>
+        internal static bool IsReceiveShutDown(Socket socket)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                return s_os.IsReceiveShutDown(handle.DangerousGetHandle());
             }
             finally
             {
@@ -221,6 +260,7 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref added);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 IntPtr raw = handle.DangerousGetHandle();
                 error = s_os.DisableAddressSharing(raw);
                 // Not fatal: the receive consumes reset reports on unconnected sockets anyway.
@@ -242,6 +282,7 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref added);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 error = s_os.JoinBalancedGroup(handle.DangerousGetHandle());
             }
             finally
@@ -259,6 +300,7 @@ namespace WhereAllocation
             try
             {
                 handle.DangerousAddRef(ref added);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 IntPtr raw = handle.DangerousGetHandle();
                 s_os.QueueCounters(raw, out long dropped, out int queued);
                 return new DatagramSocketStatus(s_os.BufferSize(raw, true), s_os.BufferSize(raw, false), dropped, queued);

@@ -65,7 +65,9 @@ namespace WhereAllocation
                 catch (SocketException e)
                 {
                     // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
-                    // consumed, and the receive goes on (the queue may hold datagrams behind it). Else: the error.
+                    // consumed, and the receive goes on (the queue may hold datagrams behind it). "Nothing queued" though
+                    // Poll said readable: a socket shut down for receiving. Else: the error.
+                    if (e.SocketErrorCode == SocketError.WouldBlock && RuntimeReceive.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
                     if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
                     if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
                     {
@@ -75,6 +77,8 @@ namespace WhereAllocation
                     }
                 }
             }
+            // No sender: not a datagram (an empty one always has its sender) but a socket shut down for receiving.
+            if (received == 0 && address.Size == 0) throw RuntimeReceive.ShutDown(socket);
             if (empty)
             {
                 truncated |= received > 0;

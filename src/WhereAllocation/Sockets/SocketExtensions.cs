@@ -79,7 +79,7 @@ namespace WhereAllocation
                 if (length > buffer.Length) throw new SocketException((int)SocketError.MessageSize);
                 return (int)length;
             }
-            if (buffer == null) throw new ArgumentNullException(nameof(buffer));
+            if (buffer == null) throw Refused(socket, new ArgumentNullException(nameof(buffer)));
             return ReceiveFrom_NonAlloc(socket!, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint!); // a null endpoint: the full overload throws
         }
 
@@ -97,8 +97,8 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint, out ReceivedDatagram datagram)
         {
-            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
-            CheckBuffer(buffer, offset, size);
+            if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
+            CheckBuffer(socket, buffer, offset, size);
             CheckReceive(socket, socketFlags, remoteEndPoint);
             return Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, false, remoteEndPoint, out datagram);
         }
@@ -113,8 +113,8 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
-            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
-            CheckBuffer(buffer, offset, size);
+            if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
+            CheckBuffer(socket, buffer, offset, size);
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint.CurrentKey);
         }
 
@@ -147,7 +147,7 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, out EndPointKey remoteEndPoint)
         {
-            CheckBuffer(buffer, offset, size);
+            CheckBuffer(socket, buffer, offset, size);
             CheckReceive(socket, socketFlags, null);
             Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, null, out ReceivedDatagram datagram);
             remoteEndPoint = datagram.RemoteEndPoint;
@@ -191,7 +191,7 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
-            CheckBuffer(buffer, offset, size);
+            CheckBuffer(socket, buffer, offset, size);
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint);
         }
 
@@ -249,7 +249,7 @@ namespace WhereAllocation
         internal static int Send(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
         {
             CheckSocket(socket);
-            if ((flags & ~SocketFlags.DontRoute) != 0) throw new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags));
+            if ((flags & ~SocketFlags.DontRoute) != 0) throw Refused(socket, new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags)));
             EndPointKey to = FitToSocket(socket, remote);
             DatagramPath path = DatagramPaths.Active;
             if (path == DatagramPath.Native)
@@ -306,8 +306,8 @@ namespace WhereAllocation
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static void CheckReceiveFromArguments(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc remoteEndPoint)
         {
-            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
-            CheckBuffer(buffer, offset, size);
+            if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
+            CheckBuffer(socket, buffer, offset, size);
             CheckReceiveOneByOne(socket, flags, remoteEndPoint);
             remoteEndPoint.CheckedSocket = socket;
         }
@@ -325,11 +325,27 @@ namespace WhereAllocation
                 && (into == null || into.HasFamily(family)) && (socket.IsBound || socket.Connected);
         }
 
-        private static void CheckBuffer(byte[] buffer, int offset, int size)
+        private static void CheckBuffer(Socket socket, byte[] buffer, int offset, int size)
         {
-            if (buffer == null) throw new ArgumentNullException(nameof(buffer));
-            if ((uint)offset > (uint)buffer.Length) throw new ArgumentOutOfRangeException(nameof(offset), offset, "The offset is outside the buffer.");
-            if ((uint)size > (uint)(buffer.Length - offset)) throw new ArgumentOutOfRangeException(nameof(size), size, "The size runs past the end of the buffer.");
+            if (buffer == null) throw Refused(socket, new ArgumentNullException(nameof(buffer)));
+            if ((uint)offset > (uint)buffer.Length) throw Refused(socket, new ArgumentOutOfRangeException(nameof(offset), offset, "The offset is outside the buffer."));
+            if ((uint)size > (uint)(buffer.Length - offset)) throw Refused(socket, new ArgumentOutOfRangeException(nameof(size), size, "The size runs past the end of the buffer."));
+        }
+
+        /// <summary>
+        /// The exception for a bad argument: <paramref name="argumentError"/>, or ObjectDisposedException when the socket is
+        /// disposed, which the runtime's Socket checks first (on .NET and Mono alike). Asked only once an argument failed its
+        /// check, so the calls with good arguments pay nothing for it.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        internal static Exception Refused(Socket? socket, Exception argumentError)
+        {
+            if (socket != null)
+            {
+                ObjectDisposedException? disposed = SocketWaits.DisposedError(socket);
+                if (disposed != null) return disposed;
+            }
+            return argumentError;
         }
 
         internal static void CheckSocket(Socket socket)
@@ -337,9 +353,9 @@ namespace WhereAllocation
             if (socket == null) throw new ArgumentNullException(nameof(socket));
             AddressFamily family = socket.AddressFamily;
             if (family != AddressFamily.InterNetwork && family != AddressFamily.InterNetworkV6)
-                throw new ArgumentException("Only IPv4 and IPv6 sockets are supported; this one is " + family + ".", nameof(socket));
+                throw Refused(socket, new ArgumentException("Only IPv4 and IPv6 sockets are supported; this one is " + family + ".", nameof(socket)));
             if (socket.SocketType != SocketType.Dgram)
-                throw new ArgumentException("Only datagram sockets are supported; this one is " + socket.SocketType + ".", nameof(socket));
+                throw Refused(socket, new ArgumentException("Only datagram sockets are supported; this one is " + socket.SocketType + ".", nameof(socket)));
         }
 
         internal static void CheckReceive(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
@@ -351,9 +367,9 @@ namespace WhereAllocation
         private static void CheckReceiveOneByOne(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
         {
             CheckSocket(socket);
-            if ((flags & ~SocketFlags.Peek) != 0) throw new ArgumentException("Only SocketFlags.None and Peek are supported for receiving.", nameof(flags));
+            if ((flags & ~SocketFlags.Peek) != 0) throw Refused(socket, new ArgumentException("Only SocketFlags.None and Peek are supported for receiving.", nameof(flags)));
             if (into != null) CheckReceiveFamily(socket, into.AddressFamily);
-            if (!socket.IsBound && !socket.Connected) throw new InvalidOperationException("The socket must be bound (or connected, or have sent) before it can receive.");
+            if (!socket.IsBound && !socket.Connected) throw Refused(socket, new InvalidOperationException("The socket must be bound (or connected, or have sent) before it can receive."));
         }
 
         private static void CheckReceiveFamily(Socket socket, AddressFamily endPointFamily)
@@ -362,7 +378,7 @@ namespace WhereAllocation
             if (endPointFamily == socketFamily) return;
             // Mono's own ReceiveFrom reads the datagram first and throws afterwards, losing it; refuse up front.
             if (socketFamily == AddressFamily.InterNetworkV6 && endPointFamily == AddressFamily.InterNetwork && IsDualMode(socket)) return;
-            throw new ArgumentException("The endpoint is " + endPointFamily + " but the socket is " + socketFamily + (socketFamily == AddressFamily.InterNetworkV6 ? " and not dual-mode." : "."), "remoteEndPoint");
+            throw Refused(socket, new ArgumentException("The endpoint is " + endPointFamily + " but the socket is " + socketFamily + (socketFamily == AddressFamily.InterNetworkV6 ? " and not dual-mode." : "."), "remoteEndPoint"));
         }
 
         private static bool IsDualMode(Socket socket)
@@ -372,12 +388,12 @@ namespace WhereAllocation
 
         internal static EndPointKey FitToSocket(Socket socket, in EndPointKey remote)
         {
-            if (remote.IsEmpty) throw new ArgumentException("The destination key is empty.", nameof(remote));
+            if (remote.IsEmpty) throw Refused(socket, new ArgumentException("The destination key is empty.", nameof(remote)));
             AddressFamily socketFamily = socket.AddressFamily;
             if (remote.AddressFamily == socketFamily) return remote;
             if (socketFamily == AddressFamily.InterNetworkV6) return remote.MapToIPv6(); // needs a dual-mode socket; the OS says so otherwise
             if (remote.IsIPv4MappedToIPv6) return remote.MapToIPv4();
-            throw new ArgumentException("An IPv6 destination cannot be reached from an IPv4 socket.", nameof(remote));
+            throw Refused(socket, new ArgumentException("An IPv6 destination cannot be reached from an IPv4 socket.", nameof(remote)));
         }
     }
 }

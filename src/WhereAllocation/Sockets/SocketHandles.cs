@@ -114,6 +114,51 @@ namespace WhereAllocation
             return handle;
         }
 
+        /// <summary>
+        /// Throws ObjectDisposedException when <paramref name="socket"/> was disposed though its handle just accepted a
+        /// reference: Mono's handle accepts new references until the last one held (say, by a receive waiting on another
+        /// thread) is released, so a call made after Dispose returned would still reach the socket. Call it right after
+        /// DangerousAddRef. On .NET 8+ the handle refuses them itself: nothing to do. On Mono one call of the Socket's own
+        /// getter of its disposed flag, through a delegate made once (about 10 instructions per call); where no such getter
+        /// exists (a linker removed it), nothing.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        internal static void ThrowIfDisposedWhileHeld(Socket socket)
+        {
+#if !NET8_0_OR_GREATER
+            Func<Socket, bool>? disposed = s_disposed;
+            if (disposed != null && disposed(socket)) ThrowDisposed();
+#endif
+        }
+
+#if !NET8_0_OR_GREATER
+        // Mono and Unity: Socket.CleanedUp (its Dispose sets it first); CoreCLR, running this build: Socket.Disposed.
+        private static readonly Func<Socket, bool>? s_disposed = CreateDisposedGetter();
+
+        [DynamicDependency("get_CleanedUp", typeof(Socket))]
+        [DynamicDependency("get_Disposed", typeof(Socket))]
+        private static Func<Socket, bool>? CreateDisposedGetter()
+        {
+            foreach (string name in new[] { "CleanedUp", "Disposed" })
+            {
+                try
+                {
+                    MethodInfo? getter = typeof(Socket).GetProperty(name, BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public)?.GetGetMethod(true);
+                    if (getter != null && getter.ReturnType == typeof(bool))
+                        return (Func<Socket, bool>)Delegate.CreateDelegate(typeof(Func<Socket, bool>), getter);
+                }
+                catch (Exception)
+                {
+                    // Stripped, or a runtime that refuses: try the next name.
+                }
+            }
+            return null;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static void ThrowDisposed() => throw new ObjectDisposedException(typeof(Socket).FullName);
+#endif
+
         internal const string NoWayMessage =
             "where-allocation cannot reach this runtime's socket handle without allocating: Socket has neither a SafeHandle property nor a field holding its SafeHandle.";
 

@@ -15,7 +15,7 @@ namespace WhereAllocation.Tests
     /// path given, compared with what the document says. The document is the one contract; a path that gives
     /// anything else fails here, with every differing cell named.
     /// </summary>
-    public class ContractTests : IDisposable
+    public partial class ContractTests : IDisposable
     {
         private static readonly string[] s_receiveIds = { "R1", "R2", "R3", "R4", "R5", "R6", "B1", "B2", "A1" };
         private static readonly string[] s_sendIds = { "S1", "S2", "S3", "B3", "A2" };

@@ -77,6 +77,8 @@ namespace WhereAllocation
                 case 13: return SocketError.AccessDenied;
                 case 14: return SocketError.Fault;
                 case 22: return SocketError.InvalidArgument;
+                case 23: return SocketError.TooManyOpenSockets; // ENFILE
+                case 24: return SocketError.TooManyOpenSockets; // EMFILE
                 case 35: return SocketError.WouldBlock;
                 case 38: return SocketError.NotSocket;
                 case 39: return SocketError.DestinationAddressRequired;
@@ -89,6 +91,7 @@ namespace WhereAllocation
                 case 54: return SocketError.ConnectionReset;
                 case 55: return SocketError.NoBufferSpaceAvailable;
                 case 57: return SocketError.NotConnected;
+                case 58: return SocketError.Shutdown;           // ESHUTDOWN
                 case 60: return SocketError.TimedOut;
                 case 61: return SocketError.ConnectionRefused;
                 case 65: return SocketError.HostUnreachable;

@@ -55,6 +55,18 @@ namespace WhereAllocation
 
         internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => ReceiveTimeout(socket, SoRcvTimeo, false);
 
+        private const short PollRdHup = 0x2000; // Linux 2.6.17+: the peer, or a shutdown, ended the receiving side
+
+        internal override bool IsReceiveShutDown(IntPtr socket)
+        {
+            // A datagram socket shut down for receiving polls readable and hung up for reading (POLLIN | POLLRDHUP).
+            Libc.PollFd poll;
+            poll.Fd = (int)socket;
+            poll.Events = PollRdHup;
+            poll.Revents = 0;
+            return Libc.Poll(&poll, 1, 0) > 0 && (poll.Revents & PollRdHup) != 0;
+        }
+
         internal override OsPoller CreatePoller() => new LinuxPoller(this);
 
         internal override bool TruncatedFlagGivesLength => true;
@@ -154,6 +166,8 @@ namespace WhereAllocation
                 case 13: return SocketError.AccessDenied;
                 case 14: return SocketError.Fault;
                 case 22: return SocketError.InvalidArgument;
+                case 23: return SocketError.TooManyOpenSockets; // ENFILE: the system's table of open files is full
+                case 24: return SocketError.TooManyOpenSockets; // EMFILE: the process's descriptors are all taken
                 case 88: return SocketError.NotSocket;
                 case 89: return SocketError.DestinationAddressRequired;
                 case 90: return SocketError.MessageSize;
@@ -165,6 +179,7 @@ namespace WhereAllocation
                 case 104: return SocketError.ConnectionReset;
                 case 105: return SocketError.NoBufferSpaceAvailable;
                 case 107: return SocketError.NotConnected;
+                case 108: return SocketError.Shutdown;          // ESHUTDOWN
                 case 110: return SocketError.TimedOut;
                 case 111: return SocketError.ConnectionRefused;
                 case 113: return SocketError.HostUnreachable;

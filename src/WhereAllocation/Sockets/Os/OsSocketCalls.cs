@@ -70,6 +70,13 @@ namespace WhereAllocation
         /// </summary>
         internal abstract int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error);
 
+        /// <summary>
+        /// True when the socket was shut down for receiving, asked after a receive found nothing queued: on Linux a
+        /// non-waiting <c>recvfrom</c> then says only "nothing queued" while <c>poll</c> keeps saying "readable". False where
+        /// the OS's receive reports the shutdown itself (Windows: WSAESHUTDOWN; macOS: 0 bytes without a sender).
+        /// </summary>
+        internal virtual bool IsReceiveShutDown(IntPtr socket) => false;
+
         /// <summary>The socket's receive timeout (SO_RCVTIMEO) in milliseconds, 0 for none. Read natively: the runtime's getter boxes.</summary>
         internal abstract int ReceiveTimeoutMilliseconds(IntPtr socket);
 

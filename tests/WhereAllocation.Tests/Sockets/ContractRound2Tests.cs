@@ -1,0 +1,240 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>
+    /// docs/CONTRACT.md, "Round 2": a socket shut down for receiving, a bad argument on a disposed socket, and calls made
+    /// after Dispose while another thread still waits inside the library. Every cell on every path the runtime has.
+    /// </summary>
+    public partial class ContractTests
+    {
+        private const string Round2 = "Round 2: shutdown, Dispose order, open readers";
+
+        [Theory]
+        [InlineData(DatagramPath.Native, Family.IPv4)]
+        [InlineData(DatagramPath.Native, Family.IPv6)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
+        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
+        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        [InlineData(DatagramPath.Managed, Family.IPv6)]
+        public void ReceiveShutDown(DatagramPath path, Family family)
+        {
+            if (!Paths.TryForce(path)) return;
+            var seen = new Observed(Round2);
+            foreach (string id in s_receiveIds)
+            {
+                foreach (Variant mode in ModesFor(id))
+                {
+                    using var pair = new Loopback(family, BlockingTimeoutMs);
+                    pair.Server.Connect(pair.ClientEndPoint);
+                    pair.Server.Shutdown(SocketShutdown.Receive);
+                    seen.Add(RowName(id, mode), id, "receive shut down", Bounded(pair.Server, () => Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs)));
+                }
+            }
+            foreach (string id in s_sendIds)
+            {
+                foreach (Variant mode in ModesFor(id))
+                {
+                    using var pair = new Loopback(family, BlockingTimeoutMs);
+                    pair.Client.Connect(pair.ServerTarget);
+                    pair.Client.Shutdown(SocketShutdown.Receive);
+                    seen.Add(RowName(id, mode), id, "receive shut down", SendTo(pair, id, mode, 24));
+                }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        /// <summary>
+        /// Runs <paramref name="call"/> on a thread of its own and gives it 3 s. One that is still inside then (a receive that
+        /// spins on a shut-down socket) is ended by shutting the socket down for sending too (a full shutdown ends every
+        /// wait), and described as what went wrong.
+        /// </summary>
+        private static string Bounded(Socket socket, Func<string> call)
+        {
+            string? result = null;
+            var thread = new Thread(() =>
+            {
+                try
+                {
+                    result = call();
+                }
+                catch (Exception e)
+                {
+                    result = e.GetType().Name + ": " + e.Message;
+                }
+            }) { IsBackground = true };
+            thread.Start();
+            if (thread.Join(3000)) return result!;
+            try
+            {
+                socket.Shutdown(SocketShutdown.Both);
+            }
+            catch (SocketException)
+            {
+                // Shut down already: the dispose at the end of the case ends it then.
+            }
+            return thread.Join(5000) ? "still inside after 3 s (then " + result + ")" : "still inside after 3 s and a full shutdown";
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void BadArgumentOnADisposedSocket(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            var seen = new Observed(Round2);
+            foreach (string id in new[] { "R1", "R2", "R3", "R4", "R5", "R6", "B2", "S1", "S2", "S3" })
+            {
+                foreach (Variant mode in ModesFor(id))
+                {
+                    using var pair = new Loopback(Family.IPv4);
+                    pair.Server.Dispose();
+                    seen.Add(RowName(id, mode), id, "bad argument, disposed before", WithBadArgument(pair, id, mode));
+                }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        private static string WithBadArgument(Loopback pair, string id, Variant mode)
+        {
+            Socket socket = pair.Server;
+            var array = new byte[10];
+            var endPoint = new IPEndPointNonAlloc(IPAddress.Any, 0);
+            try
+            {
+                switch (id)
+                {
+                    case "R1": socket.ReceiveFrom_NonAlloc(null!, 0, 0, SocketFlags.None, endPoint); break;
+                    case "R2": socket.ReceiveFrom_NonAlloc(null!, endPoint); break;
+                    case "R3": socket.ReceiveFrom_NonAlloc(array, -1, 5, SocketFlags.None, out EndPointKey _); break;
+                    case "R4": socket.ReceiveFrom_NonAlloc(array.AsSpan(), SocketFlags.OutOfBand); break;
+                    case "R5": socket.TryReceiveFrom_NonAlloc(array, 4, 10, SocketFlags.None, endPoint, out ReceivedDatagram _); break;
+                    case "R6": socket.TryReceiveFrom_NonAlloc(array.AsSpan(), out ReceivedDatagram _, SocketFlags.OutOfBand); break;
+                    case "S1": socket.SendTo_NonAlloc(array, 0, 4, SocketFlags.None, (IPEndPointNonAlloc)null!); break;
+                    case "S2": socket.SendTo_NonAlloc(array.AsSpan(), default(EndPointKey)); break;
+                    case "S3": socket.SendTo_NonAlloc(null!, 0, 4, SocketFlags.None, pair.ClientKey); break;
+                    default:
+                    {
+                        using var batch = new DatagramBatch(4, 100, mode.Batch);
+                        batch.Receive(socket, -5);
+                        break;
+                    }
+                }
+                return "no exception";
+            }
+            catch (ObjectDisposedException)
+            {
+                return "ObjectDisposed";
+            }
+            catch (Exception e)
+            {
+                return e.GetType().Name;
+            }
+        }
+
+        /// <summary>
+        /// A call made after Dispose has returned, while another thread still waits in a library receive on the socket
+        /// (and so holds its handle open): ObjectDisposedException, like "disposed before", for every receive and send.
+        /// </summary>
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void CallsAfterDisposeWhileAnotherThreadWaits(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            string[] ids = { "R1", "R2", "R3", "R4", "R5", "R6", "B1", "B2", "S1", "S2", "S3", "B3" };
+            var wrong = new System.Collections.Generic.List<string>();
+            for (int attempt = 0; attempt < 5; attempt++)
+            {
+                wrong.Clear();
+                using var pair = new Loopback(Family.IPv4, 0);
+                // The calls below take from this queue if they reach the socket.
+                for (int i = 0; i < 4; i++) pair.Client.SendTo(new byte[] { 1, 2, 3 }, pair.ServerTarget);
+                Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead));
+                using var entered = new ManualResetEventSlim();
+                bool waiterDone = false;
+                var waiter = new Thread(() =>
+                {
+                    var buffer = new byte[100];
+                    var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
+                    try
+                    {
+                        // Empties the queue first, then waits for a datagram that never comes.
+                        while (true)
+                        {
+                            entered.Set();
+                            pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
+                        }
+                    }
+                    catch (Exception)
+                    {
+                        // Ended by the Dispose: what it throws is the "disposed during" column's business.
+                    }
+                    Volatile.Write(ref waiterDone, true);
+                }) { IsBackground = true };
+                waiter.Start();
+                Assert.True(entered.Wait(5000));
+                Thread.Sleep(50); // let it reach its wait
+                var refill = new byte[] { 9 };
+                pair.Server.Dispose();
+                foreach (string id in ids)
+                {
+                    pair.Client.SendTo(refill, pair.ServerTarget); // something to receive, for a call that still reaches the socket
+                    string result = AfterDispose(pair, id);
+                    if (result != "ObjectDisposed") wrong.Add(id + ": " + result);
+                }
+                bool stillInside = !Volatile.Read(ref waiterDone);
+                Assert.True(waiter.Join(10_000), "the waiting receive did not end after Dispose");
+                if (stillInside) break; // the calls were made while the waiter held the handle: the case was produced
+            }
+            Assert.True(wrong.Count == 0, "on " + DatagramPaths.Active + ", " + Runtime.Describe() + ", after Dispose:\n" + string.Join("\n", wrong));
+        }
+
+        private static string AfterDispose(Loopback pair, string id)
+        {
+            Socket socket = pair.Server;
+            var array = new byte[100];
+            var endPoint = new IPEndPointNonAlloc(IPAddress.Any, 0);
+            try
+            {
+                switch (id)
+                {
+                    case "R1": return "received " + socket.ReceiveFrom_NonAlloc(array, 0, array.Length, SocketFlags.None, endPoint) + " B";
+                    case "R2": return "received " + socket.ReceiveFrom_NonAlloc(array, endPoint) + " B";
+                    case "R3": return "received " + socket.ReceiveFrom_NonAlloc(array, 0, array.Length, SocketFlags.None, out EndPointKey _) + " B";
+                    case "R4": return "received " + socket.ReceiveFrom_NonAlloc(array.AsSpan()).Length + " B";
+                    case "R5": return "returned " + socket.TryReceiveFrom_NonAlloc(array, 0, array.Length, SocketFlags.None, endPoint, out ReceivedDatagram _);
+                    case "R6": return "returned " + socket.TryReceiveFrom_NonAlloc(array.AsSpan(), out ReceivedDatagram _);
+                    case "S1": return "sent " + socket.SendTo_NonAlloc(array, 0, 4, SocketFlags.None, new IPEndPointNonAlloc(pair.ClientEndPoint.Address, pair.ClientEndPoint.Port));
+                    case "S2": return "sent " + socket.SendTo_NonAlloc(array.AsSpan(0, 4), pair.ClientKey);
+                    case "S3": return "sent " + socket.SendTo_NonAlloc(array, 0, 4, SocketFlags.None, pair.ClientKey);
+                    case "B3":
+                    {
+                        using var batch = new DatagramBatch(4, 100);
+                        Assert.True(batch.TryAdd(array.AsSpan(0, 4), pair.ClientKey));
+                        return "sent " + batch.Send(socket);
+                    }
+                    default:
+                    {
+                        using var batch = new DatagramBatch(4, 100);
+                        return "received " + (id == "B1" ? batch.Receive(socket) : batch.Receive(socket, 50));
+                    }
+                }
+            }
+            catch (ObjectDisposedException)
+            {
+                return "ObjectDisposed";
+            }
+            catch (Exception e)
+            {
+                return e.GetType().Name + (e is SocketException s ? " " + s.SocketErrorCode : "");
+            }
+        }
+    }
+}
