@@ -540,6 +540,7 @@ namespace WhereAllocation
                 SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 IntPtr raw = handle.DangerousGetHandle();
                 long start = timeoutMilliseconds > 0 ? Stopwatch.GetTimestamp() : 0;
+                bool waited = false;
                 while (true)
                 {
                     SocketError error;
@@ -553,7 +554,9 @@ namespace WhereAllocation
                     if (error != SocketError.WouldBlock) throw NativeDatagramIO.Failure(socket, error);
                     int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
+                    if (waited) NativeDatagramIO.PauseAfterEmptyReadiness(socket, handle); // readable, yet nothing came: no busy loop
                     if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;
+                    waited = true;
                 }
             }
             finally

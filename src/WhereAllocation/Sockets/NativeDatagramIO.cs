@@ -110,6 +110,9 @@ namespace WhereAllocation
             bool peek = (flags & SocketFlags.Peek) != 0;
             SafeHandle handle = SocketHandles.Get(socket);
             bool added = false;
+            long waitStart = 0;
+            int timeout = 0;
+            bool waited = false;
             try
             {
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
@@ -133,7 +136,19 @@ namespace WhereAllocation
                         break;
                     }
                     if (error != SocketError.WouldBlock || !wait || !socket.Blocking) break;
-                    WaitUntil(socket, raw, handle, false, s_os.ReceiveTimeoutMilliseconds(raw));
+                    if (!waited)
+                    {
+                        // One timeout for the whole call, however many waits it takes.
+                        timeout = s_os.ReceiveTimeoutMilliseconds(raw);
+                        waitStart = Stopwatch.GetTimestamp();
+                        waited = true;
+                    }
+                    else
+                    {
+                        PauseAfterEmptyReadiness(socket, handle);
+                    }
+                    int remaining = SocketWaits.Remaining(waitStart, timeout > 0 ? timeout : -1);
+                    if (remaining == 0 || !TryWaitUntil(socket, raw, handle, false, remaining)) throw new SocketException((int)SocketError.TimedOut);
                 }
             }
             finally
@@ -316,6 +331,19 @@ namespace WhereAllocation
         {
             if (!TryWaitUntil(socket, raw, handle, forWrite, timeoutMilliseconds > 0 ? timeoutMilliseconds : -1))
                 throw new SocketException((int)SocketError.TimedOut);
+        }
+
+        /// <summary>
+        /// Called when a wait said "readable" and the receive after it still found nothing, and the socket is not shut down
+        /// for receiving: an error queue the user asked for (IP_RECVERR on Linux) keeps poll saying so without a datagram,
+        /// or another thread took the datagram. Waiting again at once would spin; a millisecond's sleep keeps such a wait from
+        /// being a busy loop (at most one receive per millisecond) while a datagram still ends it within that millisecond.
+        /// Throws ObjectDisposedException once the socket is disposed, which such a wait would otherwise never ask.
+        /// </summary>
+        internal static void PauseAfterEmptyReadiness(Socket socket, SafeHandle handle)
+        {
+            ThrowIfDisposed(socket, handle);
+            System.Threading.Thread.Sleep(1);
         }
 
         /// <summary>

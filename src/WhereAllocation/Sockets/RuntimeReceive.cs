@@ -24,8 +24,20 @@ namespace WhereAllocation
         /// </summary>
         internal static bool IsReady(Socket socket)
         {
-            return socket.Poll(0, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError);
+            if (socket.Poll(0, SelectMode.SelectRead)) return true;
+            if (!socket.Poll(0, SelectMode.SelectError)) return false;
+            if (s_receiveReportsErrors) return true;
+            // Linux, macOS: the pending error is the socket's SO_ERROR, read here once (which clears it, as the receive
+            // would), or an error queue the user asked for (IP_RECVERR) that no receive reads and that keeps the socket
+            // "in error": then nothing is queued, and the runtime's receive would wait though the caller must not.
+            object? pending = socket.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.Error);
+            int code = pending is int value ? value : 0;
+            if (code != 0) throw new SocketException(code);
+            return false;
         }
+
+        // Windows reports a pending error (a reset report) through the receive: the runtime's receive is asked for it there.
+        private static readonly bool s_receiveReportsErrors = OsSocketCalls.Current.HasResetReports;
 
         /// <summary>
         /// Waits, in slices, until a receive would not wait (true), or the socket's ReceiveTimeout passes (false).

@@ -236,5 +236,81 @@ namespace WhereAllocation.Tests
                 return e.GetType().Name + (e is SocketException s ? " " + s.SocketErrorCode : "");
             }
         }
-    }
+    
+        /// <summary>
+        /// "Readiness that yields no datagram must not become a busy loop": on the native path, with an OS whose socket always
+        /// polls readable and never has a datagram, a waiting receive ends with TimedOut after the socket's ReceiveTimeout and a
+        /// batch's with 0 after its timeout, each making at most one receive call per millisecond or so (a busy loop makes
+        /// tens of thousands in 200 ms).
+        /// </summary>
+        [Fact]
+        public void ReadinessWithoutADatagramIsNoBusyLoop()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            var wrong = new System.Collections.Generic.List<string>();
+            foreach (string id in new[] { "R1", "R2", "R3", "R4", "B2" })
+            {
+                foreach (Variant mode in ModesFor(id))
+                {
+                    using var pair = new Loopback(Family.IPv4, BlockingTimeoutMs);
+                    int receives;
+                    string result;
+                    using (EmptyReadiness os = EmptyReadiness.Install())
+                    {
+                        result = Bounded(pair.Server, () => Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
+                        receives = os.Receives;
+                    }
+                    string expected = id == "B2" ? "0" : "TimedOut";
+                    if (result != expected || receives > 1000) wrong.Add(RowName(id, mode) + ": " + result + " after " + receives + " receive calls");
+                }
+            }
+            Assert.True(wrong.Count == 0, Runtime.Describe() + ":\n" + string.Join("\n", wrong));
+        }
+
+        /// <summary>
+        /// The real case behind it on Linux: a socket whose user set IP_RECVERR keeps an ICMP error in its error queue, which
+        /// makes poll say "error" (so "ready") until the queue is read with MSG_ERRQUEUE, which a receive does not do. After
+        /// the error itself is reported (at most once), every receive behaves as on an empty socket: TimedOut, false, 0.
+        /// Elsewhere the option does not exist here: the stand-in above covers the rule.
+        /// </summary>
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void AnErrorQueueIsNoBusyLoop(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            if (!System.Runtime.InteropServices.RuntimeInformation.IsOSPlatform(System.Runtime.InteropServices.OSPlatform.Linux)) return;
+            var wrong = new System.Collections.Generic.List<string>();
+            foreach (string id in s_receiveIds)
+            {
+                if (id == "A1") continue; // the await's own loop: tested with the awaits
+                foreach (Variant mode in ModesFor(id))
+                {
+                    IPEndPoint closed = Loopback.ClosedPort(Family.IPv4);
+                    using Socket socket = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                    socket.ReceiveTimeout = BlockingTimeoutMs;
+                    SetRecvErr(socket);
+                    socket.SendTo(new byte[] { 1 }, closed);
+                    Assert.True(socket.Poll(2_000_000, SelectMode.SelectError), "no error came back from the closed port");
+                    string first = Bounded(socket, () => Receive(socket, id, mode, 1500, null, BlockingTimeoutMs));
+                    string second = Bounded(socket, () => Receive(socket, id, mode, 1500, null, BlockingTimeoutMs));
+                    string empty = id == "R5" || id == "R6" ? "false" : id.StartsWith("B", StringComparison.Ordinal) ? "0" : "TimedOut";
+                    if ((first != empty && first != "ConnectionRefused") || second != empty)
+                        wrong.Add(RowName(id, mode) + ": " + first + ", then " + second);
+                }
+            }
+            Assert.True(wrong.Count == 0, "on " + DatagramPaths.Active + ", " + Runtime.Describe() + ":\n" + string.Join("\n", wrong));
+        }
+    
+        // Not SetSocketOption: the runtimes translate its option names (11 there is IP_MULTICAST_LOOP).
+        [System.Runtime.InteropServices.DllImport("libc", SetLastError = true)]
+        private static extern unsafe int setsockopt(int socket, int level, int name, int* value, uint length);
+
+        private static unsafe void SetRecvErr(Socket socket)
+        {
+            int on = 1;
+            Assert.Equal(0, setsockopt((int)socket.Handle, 0 /* IPPROTO_IP */, 11 /* IP_RECVERR */, &on, sizeof(int)));
+        }
+}
 }
