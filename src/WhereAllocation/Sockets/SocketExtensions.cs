@@ -13,7 +13,10 @@ namespace WhereAllocation
     /// <remarks>
     /// <para>Every call takes the path in <see cref="DatagramPaths.Active"/>. On the native and SocketAddress
     /// paths a receive or send allocates nothing, for IPv4, IPv6 and dual-mode sockets.</para>
-    /// <para>Arguments are checked before any system call: a bad argument never costs a datagram.</para>
+    /// <para>Arguments are checked before any system call: a bad argument never costs a datagram. A disposed socket is
+    /// reported before a bad argument (ObjectDisposedException), as the runtime's Socket does.</para>
+    /// <para>A receive on a socket shut down for receiving throws a <see cref="SocketException"/> with
+    /// <see cref="SocketError.Shutdown"/> at once, whether it would wait or not (docs/CONTRACT.md says why).</para>
     /// <para>Where no way reaches the socket's handle, the first call that would fall back to the allocating Managed
     /// path unasked throws <see cref="PlatformNotSupportedException"/> once (see <see cref="DatagramPaths.HandleAccess"/>).</para>
     /// </remarks>
