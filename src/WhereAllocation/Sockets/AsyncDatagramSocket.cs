@@ -1,5 +1,6 @@
 using System;
 using System.Net.Sockets;
+using System.Runtime.ExceptionServices;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -38,6 +39,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
         /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="InvalidOperationException">Another <see cref="AsyncDatagramSocket"/> on this socket is alive (not disposed): one per socket at a time.</exception>
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
         public AsyncDatagramSocket(Socket socket)
             : this(socket, DefaultContinuations)
@@ -49,6 +51,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="continuations"/> is not a defined value.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="InvalidOperationException">Another <see cref="AsyncDatagramSocket"/> on this socket is alive (not disposed): one per socket at a time.</exception>
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
         public AsyncDatagramSocket(Socket socket, DatagramContinuations continuations)
         {
@@ -97,7 +100,7 @@ namespace WhereAllocation
         {
             Socket socket = _registration.Socket;
             if (!socket.IsBound && !socket.Connected) throw new InvalidOperationException("The socket must be bound (or connected, or have sent) before it can receive.");
-            return _registration.Receive.Start(buffer, cancellationToken);
+            return _registration.Receive.Start(buffer, cancellationToken, this);
         }
 
         /// <summary>
@@ -114,7 +117,7 @@ namespace WhereAllocation
         public ValueTask<int> SendToAsync(ReadOnlyMemory<byte> buffer, EndPointKey remoteEndPoint, CancellationToken cancellationToken = default)
         {
             EndPointKey to = SocketExtensions.FitToSocket(_registration.Socket, remoteEndPoint);
-            return _registration.Send.Start(buffer, to, cancellationToken);
+            return _registration.Send.Start(buffer, to, cancellationToken, this);
         }
 
         /// <summary>
@@ -122,6 +125,50 @@ namespace WhereAllocation
         /// and leaves the readiness mechanism; the library's I/O thread ends once no instance is left. The socket stays
         /// open. Calling it again does nothing.
         /// </summary>
-        public void Dispose() => _registration.Dispose();
+        public void Dispose()
+        {
+            _registration.Dispose();
+            GC.SuppressFinalize(this);
+        }
+
+        /// <summary>
+        /// An instance nobody references any more, with no call waiting (a waiting call keeps its instance alive until
+        /// it ends), leaves the readiness mechanism as <see cref="Dispose"/> would, so that its socket can be collected
+        /// and the I/O thread can end.
+        /// </summary>
+        ~AsyncDatagramSocket()
+        {
+            _registration?.Dispose(); // null when the constructor threw
+        }
+
+        /// <summary>
+        /// Raised on the library's I/O thread when the code after an await that resumed there
+        /// (<see cref="DatagramContinuations.IoThread"/>) threw instead of handling its exception: the thread, which
+        /// serves every socket of the process, catches it, raises this event and goes on. With no handler, the
+        /// exception is thrown again on a thread-pool thread, where it is the unhandled exception it would have been in
+        /// <see cref="DatagramContinuations.ThreadPool"/> mode (the runtime's policy for those applies: on .NET it ends
+        /// the process). A handler that throws is treated the same way. (An async method never throws into its caller's
+        /// continuation, so this takes only hand-written continuations and async void methods.)
+        /// </summary>
+        public static event Action<Exception>? ContinuationFailed;
+
+        /// <summary>What the I/O thread does with an exception a continuation threw (see <see cref="ContinuationFailed"/>).</summary>
+        internal static void ReportContinuationFailure(Exception error)
+        {
+            Action<Exception>? handlers = ContinuationFailed;
+            if (handlers != null)
+            {
+                try
+                {
+                    handlers(error);
+                    return;
+                }
+                catch (Exception handlerError)
+                {
+                    error = handlerError;
+                }
+            }
+            ThreadPool.QueueUserWorkItem(state => ((ExceptionDispatchInfo)state!).Throw(), ExceptionDispatchInfo.Capture(error));
+        }
     }
 }

@@ -33,6 +33,9 @@ namespace WhereAllocation
         /// <summary>Ends the operation with <paramref name="error"/> if it still waits; <paramref name="onIoThread"/>: called on the poller thread.</summary>
         internal abstract void FailIfWaiting(Exception error, bool onIoThread);
 
+        /// <summary>Arms the socket again for an operation whose reports kept finding nothing (<see cref="ReadinessPoller.Defer"/>), if it still waits. On the poller thread.</summary>
+        internal abstract void RearmDeferred();
+
         /// <summary>Drops the cached cancellation registration (the socket's wrapper is being disposed).</summary>
         internal abstract void ReleaseCancellation();
     }

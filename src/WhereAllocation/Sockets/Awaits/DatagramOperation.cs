@@ -52,6 +52,8 @@ namespace WhereAllocation
 
         private short _version;
         private int _streak;
+        private int _empty;
+        private object? _anchor;
         private Action<object?>? _continuation;
         private object? _continuationState;
         private SynchronizationContext? _context;
@@ -73,6 +75,9 @@ namespace WhereAllocation
 
         /// <summary>The call, tried once without waiting: true with its result, false when it would have to wait. Throws what the call throws.</summary>
         private protected abstract bool TryNow(out TResult result);
+
+        /// <summary>True for the receive (which a shut-down socket ends).</summary>
+        private protected abstract bool IsReceive { get; }
 
         /// <summary>Forgets the caller's buffer once the operation is over.</summary>
         private protected abstract void Clear();
@@ -103,8 +108,12 @@ namespace WhereAllocation
             return true;
         }
 
-        /// <summary>The first try, on the caller's thread; the wait when it finds nothing.</summary>
-        private protected ValueTask<TResult> Run(CancellationToken token)
+        /// <summary>
+        /// The first try, on the caller's thread; the wait when it finds nothing. <paramref name="anchor"/> (the wrapper)
+        /// is kept reachable from the poller while the operation waits, so that a wrapper nobody else references stays
+        /// alive until its waiting call ends, and no longer.
+        /// </summary>
+        private protected ValueTask<TResult> Run(CancellationToken token, object anchor)
         {
             bool giveWay = Owner.Continuations == DatagramContinuations.IoThread && ShouldGiveWay();
             if (!giveWay)
@@ -128,7 +137,7 @@ namespace WhereAllocation
                     return new ValueTask<TResult>(result);
                 }
             }
-            return Suspend(token, giveWay);
+            return Suspend(token, giveWay, anchor);
         }
 
         private bool ShouldGiveWay()
@@ -139,7 +148,7 @@ namespace WhereAllocation
             return Owner.Poller.IsIoThread;
         }
 
-        private ValueTask<TResult> Suspend(CancellationToken token, bool giveWay)
+        private ValueTask<TResult> Suspend(CancellationToken token, bool giveWay, object anchor)
         {
             short version = unchecked(++_version);
             _continuation = null;
@@ -149,6 +158,8 @@ namespace WhereAllocation
             _executionContext = null;
             _error = null;
             _streak = 0;
+            _empty = 0;
+            _anchor = anchor;
             _token = token;
             if (token.CanBeCanceled && !token.Equals(_registeredToken)) Register(token);
             Interlocked.Exchange(ref _state, Waiting);
@@ -158,8 +169,7 @@ namespace WhereAllocation
             }
             else
             {
-                System.Net.Sockets.SocketError armed = Owner.Rearm();
-                if (armed != System.Net.Sockets.SocketError.Success) FailIfWaiting(new System.Net.Sockets.SocketException((int)armed), false);
+                Owner.RearmOrFail(false);
             }
             // After Waiting is published: a cancellation or Dispose that came before it found nothing to end.
             if (token.IsCancellationRequested) FailIfWaiting(new OperationCanceledException(token), false);
@@ -211,7 +221,9 @@ namespace WhereAllocation
                 Finish(result, null, true);
                 return;
             }
-            if (hungUp)
+            Owner.Poller.CountEmptyReport();
+            _empty++;
+            if (hungUp || (_empty >= ReadinessPoller.EmptyReportsBeforeProbe && IsReceive && Owner.ReceiveShutDown()))
             {
                 // Nothing to read and the socket hung up: disposed (CoreCLR shuts a socket down as it disposes it) or
                 // shut down, so nothing will ever come. As the synchronous wait says.
@@ -221,6 +233,18 @@ namespace WhereAllocation
                 Finish(default!, end, true);
                 return;
             }
+            WaitAgain(_empty >= ReadinessPoller.EmptyReportsBeforeProbe);
+        }
+
+        internal override void RearmDeferred()
+        {
+            if (Interlocked.CompareExchange(ref _state, Claimed, Waiting) != Waiting) return;
+            WaitAgain(false);
+        }
+
+        /// <summary>Back to Waiting after a claimed try found nothing, and armed again: now, or at the next slice (<paramref name="later"/>).</summary>
+        private void WaitAgain(bool later)
+        {
             // Nothing yet (another reader took it, or the report was for the other direction): wait again.
             Interlocked.Exchange(ref _state, Waiting);
             if (_token.IsCancellationRequested)
@@ -233,8 +257,8 @@ namespace WhereAllocation
                 FailIfWaiting(new ObjectDisposedException(nameof(AsyncDatagramSocket)), true);
                 return;
             }
-            System.Net.Sockets.SocketError armed = Owner.Rearm();
-            if (armed != System.Net.Sockets.SocketError.Success) FailIfWaiting(new System.Net.Sockets.SocketException((int)armed), true);
+            if (later) Owner.Poller.Defer(this); // readiness that keeps bringing nothing: once per slice, never a spin
+            else Owner.RearmOrFail(true);
         }
 
         internal override void FailIfWaiting(Exception error, bool onIoThread)
@@ -248,9 +272,15 @@ namespace WhereAllocation
         {
             _result = result;
             _error = error;
+            _anchor = null;
             Clear();
+            // The continuation slot first, the state after: once the state says Completed, this thread is done with
+            // the slot, so a caller that sees Completed, takes the result and starts (and awaits) the next call can
+            // never have its new continuation taken for this completion's. Until then GetStatus says Pending, and
+            // an awaiter that found the marker waits in GetResult the few instructions to the state's write.
+            Action<object?>? waiting = Interlocked.CompareExchange(ref _continuation, s_completedMarker, null);
             Volatile.Write(ref _state, Completed);
-            if (Interlocked.CompareExchange(ref _continuation, s_completedMarker, null) == null) return; // OnCompleted will schedule it
+            if (waiting == null) return; // OnCompleted will schedule it
             Schedule(onIoThread);
         }
 
@@ -268,7 +298,15 @@ namespace WhereAllocation
             }
             if (onIoThread && Owner.Continuations == DatagramContinuations.IoThread)
             {
-                InvokeContinuation();
+                try
+                {
+                    InvokeContinuation();
+                }
+                catch (Exception e)
+                {
+                    // The user's code must not end the thread that serves every socket.
+                    AsyncDatagramSocket.ReportContinuationFailure(e);
+                }
                 return;
             }
 #if NET8_0_OR_GREATER
@@ -347,7 +385,14 @@ namespace WhereAllocation
         public TResult GetResult(short token)
         {
             CheckVersion(token);
-            if (Volatile.Read(ref _state) != Completed)
+            int state = Volatile.Read(ref _state);
+            if (state == Claimed && ReferenceEquals(Volatile.Read(ref _continuation), s_completedMarker))
+            {
+                // Finish is between its two writes (see there): a matter of instructions.
+                var spin = new SpinWait();
+                while ((state = Volatile.Read(ref _state)) == Claimed) spin.SpinOnce();
+            }
+            if (state != Completed)
                 throw new InvalidOperationException("The operation has not completed, or its result was taken already: a ValueTask may be awaited once.");
             TResult result = _result;
             Exception? error = _error;
@@ -358,6 +403,8 @@ namespace WhereAllocation
             _context = null;
             _scheduler = null;
             _executionContext = null;
+            // A new version at once: this ValueTask, awaited (or asked) again, is refused instead of waiting for ever.
+            _version = unchecked((short)(_version + 1));
             Volatile.Write(ref _state, Idle);
             if (error != null) ExceptionDispatchInfo.Capture(error).Throw();
             return result;

@@ -45,7 +45,11 @@ namespace WhereAllocation
         private protected override void RemoveCore(ReadinessRegistration registration)
         {
             bool held = false;
-            if (!TryHold(registration.Socket, out SafeHandle? handle, ref held)) return; // closed: the OS took it out of the set itself
+            if (!TryHold(registration.Socket, out SafeHandle? handle, ref held))
+            {
+                _os.Forget(registration.Token); // closed: the OS's own sets dropped it; a set of the poller's own drops it here
+                return;
+            }
             try
             {
                 _os.Remove(handle.DangerousGetHandle(), registration.Token);

@@ -26,6 +26,19 @@ namespace WhereAllocation
         /// <summary>The longest a wait lasts before the thread looks for disposed sockets and whether it should end.</summary>
         internal const int SliceMilliseconds = 100;
 
+        /// <summary>
+        /// How many reports in a row may find nothing for one waiting operation before it is re-armed only once per
+        /// slice (and a receive asks the OS whether its socket was shut down for receiving): readiness that never
+        /// yields a datagram must not make the thread spin.
+        /// </summary>
+        internal const int EmptyReportsBeforeProbe = 2;
+
+        /// <summary>For tests: the next start of the I/O thread fails as if the runtime could not create it.</summary>
+        internal static volatile bool FailThreadStartForTests;
+
+        /// <summary>For tests: every socket armed for reading is reported readable at once, whether or not anything came.</summary>
+        internal static volatile bool ReportEveryArmedAsReadyForTests;
+
         private static readonly object s_create = new object();
         private static ReadinessPoller? s_native;
         private static ReadinessPoller? s_managed;
@@ -45,6 +58,10 @@ namespace WhereAllocation
         // Operations that gave way to the others on this thread (see DatagramOperation's fairness): this thread's own list.
         private AwaitedOperation? _readyFirst;
         private AwaitedOperation? _readyLast;
+
+        // Operations whose reports kept finding nothing: re-armed at the next slice. This thread's own list.
+        private AwaitedOperation? _deferredFirst;
+        private long _emptyReports;
 
         /// <summary>The poller of the native path (the OS's mechanism), made when first needed.</summary>
         /// <exception cref="PlatformNotSupportedException">The library knows no readiness mechanism of this OS.</exception>
@@ -94,6 +111,19 @@ namespace WhereAllocation
 
         /// <summary>For tests: how many registrations are live.</summary>
         internal int Registered => Volatile.Read(ref _registered);
+
+        /// <summary>For tests: how many reports found nothing for the operation they woke, since the process started.</summary>
+        internal long EmptyReports => Interlocked.Read(ref _emptyReports);
+
+        /// <summary>Counts a report that found nothing. This thread only.</summary>
+        internal void CountEmptyReport() => Interlocked.Increment(ref _emptyReports);
+
+        /// <summary>Re-arms <paramref name="operation"/> at the next slice rather than now. This thread only.</summary>
+        internal void Defer(AwaitedOperation operation)
+        {
+            operation.NextReady = _deferredFirst;
+            _deferredFirst = operation;
+        }
 
         // ----- what each mechanism provides -----
 
@@ -164,6 +194,7 @@ namespace WhereAllocation
         /// Arms the registration's socket for one report, starting the thread if it is not running. Called under the
         /// registration's lock, by any thread.
         /// </summary>
+        /// <exception cref="InvalidOperationException">The thread was not running and could not be started (nothing changed).</exception>
         internal SocketError Arm(ReadinessRegistration registration, bool read, bool write, ref bool added)
         {
             if (!_running)
@@ -171,6 +202,7 @@ namespace WhereAllocation
                 SocketError started = Start();
                 if (started != SocketError.Success) return started;
             }
+            if (read) registration.ArmedForReadingForTests = true;
             SocketError error = ArmCore(registration, read, write, ref added);
             if (error == SocketError.Success && ArmNeedsWake && !IsIoThread) WakeCore();
             return error;
@@ -198,10 +230,25 @@ namespace WhereAllocation
                 if (_running) return SocketError.Success;
                 SocketError opened = OpenCore();
                 if (opened != SocketError.Success) return opened;
-                var thread = new Thread(Run) { IsBackground = true, Name = "where-allocation I/O (" + Mechanism + ")" };
-                _thread = thread;
-                _running = true;
-                thread.Start();
+                Thread thread;
+                try
+                {
+                    if (FailThreadStartForTests) throw new OutOfMemoryException("Thread creation failed (test hook).");
+                    thread = new Thread(Run) { IsBackground = true, Name = "where-allocation I/O (" + Mechanism + ")" };
+                    _thread = thread;
+                    _running = true;
+                    thread.Start();
+                }
+                catch (Exception e)
+                {
+                    // Nothing runs: everything as before the try, so that the next call tries again. What the runtime
+                    // threw varies (OutOfMemoryException on CoreCLR, ExecutionEngineException on Mono): one exception
+                    // says what happened, with the runtime's as its cause.
+                    _thread = null;
+                    _running = false;
+                    CloseCore();
+                    throw new InvalidOperationException("The library's I/O thread, which waits for every AsyncDatagramSocket, could not be started: " + e.Message, e);
+                }
                 return SocketError.Success;
             }
         }
@@ -220,7 +267,8 @@ namespace WhereAllocation
             long lastSweep = Stopwatch.GetTimestamp();
             while (true)
             {
-                int count = WaitCore(_readyFirst != null ? 0 : SliceMilliseconds, out SocketError error);
+                bool reportAll = ReportEveryArmedAsReadyForTests;
+                int count = WaitCore(_readyFirst != null || reportAll ? 0 : SliceMilliseconds, out SocketError error);
                 if (count < 0)
                 {
                     // The wait itself failed (not a socket of the set): every waiting operation gets the error, and the
@@ -234,11 +282,13 @@ namespace WhereAllocation
                     ReportCore(i, out long token, out bool readable, out bool writable, out bool failed, out bool hungUp);
                     Dispatch(token, readable, writable, failed, hungUp);
                 }
+                if (reportAll) ReportArmedAsReady();
                 RunReady();
                 long now = Stopwatch.GetTimestamp();
                 if (now - lastSweep >= slice)
                 {
                     lastSweep = now;
+                    RearmDeferred();
                     ForEachWaiting(SocketError.Success);
                 }
                 if (Volatile.Read(ref _registered) == 0 && TryEnd()) return;
@@ -259,7 +309,32 @@ namespace WhereAllocation
             // One-shot: the report disarmed the socket. An operation that just tried and found nothing armed it again
             // itself; one of the other direction that still waits is armed here.
             if ((!read && registration.Receive.IsWaiting) || (!write && registration.Send.IsWaiting))
-                registration.Rearm();
+                registration.RearmOrFail(true);
+        }
+
+        private void RearmDeferred()
+        {
+            AwaitedOperation? operation = _deferredFirst;
+            _deferredFirst = null;
+            while (operation != null)
+            {
+                AwaitedOperation? next = operation.NextReady;
+                operation.NextReady = null;
+                operation.RearmDeferred();
+                operation = next;
+            }
+        }
+
+        private void ReportArmedAsReady()
+        {
+            ReadinessRegistration?[] slots = Volatile.Read(ref _slots);
+            for (int i = 0; i < slots.Length; i++)
+            {
+                ReadinessRegistration? registration = Volatile.Read(ref slots[i]);
+                if (registration == null || !registration.ArmedForReadingForTests) continue;
+                registration.ArmedForReadingForTests = false;
+                Dispatch(registration.Token, true, false, false, false);
+            }
         }
 
         private void RunReady()
@@ -304,7 +379,7 @@ namespace WhereAllocation
         {
             lock (_gate)
             {
-                if (_registered != 0 || _readyFirst != null) return false;
+                if (_registered != 0 || _readyFirst != null || _deferredFirst != null) return false;
                 _running = false;
                 _threadId = -1;
                 _thread = null;

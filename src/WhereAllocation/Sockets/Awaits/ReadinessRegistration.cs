@@ -1,5 +1,7 @@
 using System;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace WhereAllocation
@@ -11,10 +13,14 @@ namespace WhereAllocation
     /// </summary>
     internal sealed class ReadinessRegistration
     {
+        // The live registration of each socket, whatever its path: one wrapper per socket at a time. Weak on the socket.
+        private static readonly ConditionalWeakTable<Socket, ReadinessRegistration> s_owners = new ConditionalWeakTable<Socket, ReadinessRegistration>();
+
         private bool _added;    // in the OS's set (under the lock)
         private bool _removed;  // taken out for good (under the lock)
         private int _disposed;
 
+        /// <exception cref="InvalidOperationException">Another live AsyncDatagramSocket wraps <paramref name="socket"/>.</exception>
         internal ReadinessRegistration(Socket socket, DatagramPath path, DatagramContinuations continuations)
         {
             Socket = socket;
@@ -23,6 +29,16 @@ namespace WhereAllocation
             Poller = ReadinessPoller.For(path);
             Receive = new ReceiveOperation(this);
             Send = new SendOperation(this);
+            lock (s_owners)
+            {
+                if (s_owners.TryGetValue(socket, out ReadinessRegistration? owner))
+                {
+                    if (!owner.IsDisposed)
+                        throw new InvalidOperationException("This socket already has an AsyncDatagramSocket: one wrapper per socket at a time (dispose the first before making another).");
+                    s_owners.Remove(socket);
+                }
+                s_owners.Add(socket, this);
+            }
             Poller.Register(this);
         }
 
@@ -46,6 +62,9 @@ namespace WhereAllocation
 
         internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
+        /// <summary>For tests (<see cref="ReadinessPoller.ReportEveryArmedAsReadyForTests"/>): armed for reading since the last report.</summary>
+        internal bool ArmedForReadingForTests;
+
         /// <summary>
         /// Arms the socket for what its operations wait for now (nothing: no call). Called by an operation right after
         /// it started waiting, and by the poller for the direction a report did not cover.
@@ -59,6 +78,60 @@ namespace WhereAllocation
                 bool write = Send.IsWaiting;
                 if (!read && !write) return SocketError.Success;
                 return Poller.Arm(this, read, write, ref _added);
+            }
+        }
+
+        /// <summary>
+        /// <see cref="Rearm"/>, and the operations that wait fail with what it reports (an error of the OS, or an I/O
+        /// thread that could not start) rather than wait for a report that will never come.
+        /// </summary>
+        internal void RearmOrFail(bool onIoThread)
+        {
+            Exception? failure = null;
+            try
+            {
+                SocketError armed = Rearm();
+                if (armed != SocketError.Success) failure = new SocketException((int)armed);
+            }
+            catch (InvalidOperationException e)
+            {
+                failure = e;
+            }
+            if (failure == null) return;
+            Receive.FailIfWaiting(failure, onIoThread);
+            Send.FailIfWaiting(failure, onIoThread);
+        }
+
+        /// <summary>
+        /// True when the OS says the socket was shut down for receiving (Linux: POLLRDHUP; Windows: POLLHUP). Asked only
+        /// after readiness kept bringing nothing; false where the OS or the path cannot tell (the wait then goes on, one
+        /// try per slice).
+        /// </summary>
+        internal bool ReceiveShutDown()
+        {
+            if (!SocketHandles.Available) return false;
+            OsSocketCalls calls = OsSocketCalls.Current;
+            bool linux = calls is LinuxSocketCalls;
+            bool windows = calls is WindowsSocketCalls;
+            if (!linux && !windows) return false; // macOS: kqueue reports EV_EOF itself (a hang-up)
+            SafeHandle handle;
+            bool held = false;
+            try
+            {
+                handle = SocketHandles.Get(Socket);
+                handle.DangerousAddRef(ref held);
+            }
+            catch (ObjectDisposedException)
+            {
+                return false; // disposed: the try itself tells
+            }
+            try
+            {
+                return linux ? LinuxPoller.ReceiveShutDown(handle.DangerousGetHandle()) : WindowsPoller.ReceiveShutDown(handle.DangerousGetHandle());
+            }
+            finally
+            {
+                if (held) handle.DangerousRelease();
             }
         }
 
@@ -77,6 +150,10 @@ namespace WhereAllocation
                 if (_added) Poller.Remove(this);
             }
             Poller.Unregister(this);
+            lock (s_owners)
+            {
+                if (s_owners.TryGetValue(Socket, out ReadinessRegistration? owner) && ReferenceEquals(owner, this)) s_owners.Remove(Socket);
+            }
             Receive.ReleaseCancellation();
             Send.ReleaseCancellation();
         }

@@ -18,11 +18,11 @@ namespace WhereAllocation
         private protected override string BusyMessage =>
             "A receive is already outstanding on this AsyncDatagramSocket: await it before the next (one receive at a time per socket).";
 
-        internal ValueTask<ReceivedDatagram> Start(Memory<byte> buffer, CancellationToken token)
+        internal ValueTask<ReceivedDatagram> Start(Memory<byte> buffer, CancellationToken token, object anchor)
         {
             if (!TryBegin(token, out ValueTask<ReceivedDatagram> refused)) return refused;
             _buffer = buffer;
-            return Run(token);
+            return Run(token, anchor);
         }
 
         private protected override bool TryNow(out ReceivedDatagram result)
@@ -41,6 +41,8 @@ namespace WhereAllocation
             }
             return SocketExtensions.Receive(Owner.Path, Owner.Socket, null, 0, span, SocketFlags.None, false, null, out result);
         }
+
+        private protected override bool IsReceive => true;
 
         private protected override void Clear() => _buffer = default;
     }

@@ -204,6 +204,10 @@ namespace WhereAllocation
                     if (i >= 0 && _armings[i] == _polledArmings[k]) RemoveAt(i); // one-shot: reported, so disarmed
                 }
             }
+            // Holding no socket between waits: a wrapper nobody references must leave its socket collectable.
+            _readList.Clear();
+            _writeList.Clear();
+            _errorList.Clear();
             return reports;
         }
 

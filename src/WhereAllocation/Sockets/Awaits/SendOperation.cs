@@ -20,12 +20,12 @@ namespace WhereAllocation
             "A send is already outstanding on this AsyncDatagramSocket: await it before the next (one send at a time per socket).";
 
         /// <summary>Sends to <paramref name="to"/>, already fitted to the socket's family.</summary>
-        internal ValueTask<int> Start(ReadOnlyMemory<byte> buffer, in EndPointKey to, CancellationToken token)
+        internal ValueTask<int> Start(ReadOnlyMemory<byte> buffer, in EndPointKey to, CancellationToken token, object anchor)
         {
             if (!TryBegin(token, out ValueTask<int> refused)) return refused;
             _buffer = buffer;
             _to = to;
-            return Run(token);
+            return Run(token, anchor);
         }
 
         private protected override bool TryNow(out int result)
@@ -33,6 +33,8 @@ namespace WhereAllocation
             result = SocketExtensions.Send(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, _to, false);
             return result >= 0;
         }
+
+        private protected override bool IsReceive => false;
 
         private protected override void Clear() => _buffer = default;
     }

@@ -93,6 +93,21 @@ namespace WhereAllocation
             return _calls.WaitResult(Libc.EpollWait(_epoll, (byte*)_events, Capacity, timeoutMilliseconds), out error);
         }
 
+        /// <summary>
+        /// True when <paramref name="socket"/> was shut down for receiving: poll's POLLRDHUP. A datagram socket so shut
+        /// down stays readable while recvfrom finds nothing (and still takes datagrams that arrive).
+        /// </summary>
+        internal static bool ReceiveShutDown(IntPtr socket)
+        {
+            const short PollIn = 0x1;
+            const short PollRdHup = 0x2000;
+            Libc.PollFd poll;
+            poll.Fd = (int)socket;
+            poll.Events = PollIn | PollRdHup;
+            poll.Revents = 0;
+            return Libc.Poll(&poll, 1, 0) > 0 && (poll.Revents & PollRdHup) != 0;
+        }
+
         internal override void Report(int index, out long token, out bool readable, out bool writable, out bool error, out bool hungUp)
         {
             byte* ev = (byte*)_events + index * EventSize;

@@ -44,8 +44,17 @@ namespace WhereAllocation
         internal abstract void Remove(IntPtr socket, long token);
 
         /// <summary>
+        /// Forgets the socket of <paramref name="token"/>, which was closed before it could be taken out of the set: the
+        /// OS's own sets (epoll, kqueue) drop a closed descriptor themselves; a set kept by this class must drop it here,
+        /// or it would go on polling a handle value the OS may give to another socket.
+        /// </summary>
+        internal virtual void Forget(long token)
+        {
+        }
+
+        /// <summary>
         /// Waits up to <paramref name="timeoutMilliseconds"/> (0: not at all) for reports. Returns how many (at most
-        /// <see cref="Capacity"/>), read with <see cref="Report"/>; 0 when the time passed or a signal interrupted the
+        /// <see cref="Capacity"/> where the OS fills a block of reports; a set rebuilt per wait reports all it has), read with <see cref="Report"/>; 0 when the time passed or a signal interrupted the
         /// wait; -1 with <paramref name="error"/> when the wait failed.
         /// </summary>
         internal abstract int Wait(int timeoutMilliseconds, out SocketError error);

@@ -40,10 +40,10 @@ namespace WhereAllocation
         // The set of one wait (slot 0: the wake socket), and its reports: the waiting thread's own.
         private Ws2_32.WsaPollFd* _set;
         private int _setCapacity;
-        private readonly long[] _setTokens = new long[Capacity];
-        private readonly int[] _setArmings = new int[Capacity];
-        private readonly long[] _reportTokens = new long[Capacity];
-        private readonly short[] _reportEvents = new short[Capacity];
+        private long[] _setTokens = new long[Capacity];
+        private int[] _setArmings = new int[Capacity];
+        private long[] _reportTokens = new long[Capacity];
+        private short[] _reportEvents = new short[Capacity];
 
         private Socket? _wake;
         private SafeHandle? _wakeHandle;
@@ -129,15 +129,17 @@ namespace WhereAllocation
 
         internal override int Wait(int timeoutMilliseconds, out SocketError error)
         {
-            // The set: the wake socket, then up to Capacity armed sockets (the rest wait for the next round: WSAPoll
-            // reports a ready socket again, so none is lost).
+            // The set: the wake socket, then every armed socket, however many (WSAPoll takes any number; the set grows,
+            // on this thread, only when more sockets wait at once than ever before). Every wait polls all of them:
+            // none is left behind another, whatever its place in the list.
             int polled = 1;
-            _set[0].Fd = _wakeRaw;
-            _set[0].Events = PollRdNorm;
-            _set[0].Revents = 0;
             lock (_lock)
             {
-                for (int i = 0; i < _count && polled <= Capacity; i++)
+                if (_count + 1 > _setCapacity) GrowSet(_count + 1);
+                _set[0].Fd = _wakeRaw;
+                _set[0].Events = PollRdNorm;
+                _set[0].Revents = 0;
+                for (int i = 0; i < _count; i++)
                 {
                     _set[polled].Fd = _sockets[i];
                     _set[polled].Events = _wanted[i];
@@ -184,6 +186,34 @@ namespace WhereAllocation
             error = (events & PollErr) != 0;
             hungUp = (events & (PollHup | PollNval)) != 0;
         }
+
+        private void GrowSet(int needed)
+        {
+            int capacity = _setCapacity;
+            while (capacity < needed) capacity *= 2;
+            Marshal.FreeHGlobal((IntPtr)_set);
+            _set = (Ws2_32.WsaPollFd*)Marshal.AllocHGlobal(capacity * sizeof(Ws2_32.WsaPollFd)); // freed by Close
+            _setCapacity = capacity;
+            _setTokens = new long[capacity];
+            _setArmings = new int[capacity];
+            _reportTokens = new long[capacity];
+            _reportEvents = new short[capacity];
+        }
+
+        /// <summary>
+        /// True when <paramref name="socket"/> was shut down for receiving: WSAPoll reports POLLHUP on it (the read
+        /// side closed) while recvfrom finds nothing.
+        /// </summary>
+        internal static bool ReceiveShutDown(IntPtr socket)
+        {
+            Ws2_32.WsaPollFd poll;
+            poll.Fd = socket;
+            poll.Events = PollRdNorm;
+            poll.Revents = 0;
+            return Ws2_32.WsaPoll(&poll, 1, 0) > 0 && (poll.Revents & PollHup) != 0;
+        }
+
+        internal override void Forget(long token) => Remove(IntPtr.Zero, token);
 
         private void DrainWake()
         {

@@ -1,0 +1,366 @@
+using System;
+using System.Collections.Generic;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using System.Threading.Tasks;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>
+    /// The awaits' side of the contract's second round (docs/CONTRACT.md, "Round 2: awaits and pollers"): any number of
+    /// waiting sockets served; an I/O thread that cannot start; a ValueTask awaited twice; one wrapper per socket; a
+    /// throwing continuation on the I/O thread; an unreferenced wrapper; a socket shut down for receiving. Each on every
+    /// path this runtime has, in both continuation modes where the mode matters; everything bounded in time.
+    /// </summary>
+    public class AwaitContractRound2Tests : IDisposable
+    {
+        private const int Bound = 10_000;
+
+        public void Dispose()
+        {
+            ReadinessPoller.FailThreadStartForTests = false;
+            DatagramPaths.Reset();
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void SeventyWaitingSocketsAreEachServed(DatagramPath path, DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(path)) return;
+            const int Count = 70;
+            var servers = new Socket[Count];
+            var wrappers = new AsyncDatagramSocket[Count];
+            var waiting = new Task<ReceivedDatagram>[Count];
+            using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+            try
+            {
+                for (int i = 0; i < Count; i++)
+                {
+                    servers[i] = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                    wrappers[i] = new AsyncDatagramSocket(servers[i], mode);
+                    waiting[i] = wrappers[i].ReceiveFromAsync(new byte[16]).AsTask();
+                    Assert.False(waiting[i].IsCompleted);
+                }
+                // The last ones armed first: the ones a poller that looks at the first 64 only never reaches.
+                for (int i = Count - 1; i >= 0; i--)
+                {
+                    client.SendTo(new[] { (byte)i }, servers[i].LocalEndPoint!);
+                    Assert.True(waiting[i].Wait(Bound), "socket " + i + " of " + Count + " waiting was never served");
+                    Assert.Equal(1, waiting[i].Result.Length);
+                }
+            }
+            finally
+            {
+                for (int i = 0; i < Count; i++)
+                {
+                    wrappers[i]?.Dispose();
+                    servers[i]?.Dispose();
+                }
+            }
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void AnIoThreadThatCannotStartFailsThatCallAndTheNextTriesAgain(DatagramPath path, DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(path)) return;
+            ReadinessPoller poller = ReadinessPoller.For(path);
+            Thread? running = poller.CurrentThread;
+            Assert.True(running == null || running.Join(Bound), "the I/O thread of an earlier test did not end");
+            using var pair = new Loopback(Family.IPv4);
+            using var server = new AsyncDatagramSocket(pair.Server, mode);
+            var buffer = new byte[16];
+            ReadinessPoller.FailThreadStartForTests = true;
+            ValueTask<ReceivedDatagram> failed;
+            try
+            {
+                failed = server.ReceiveFromAsync(buffer);
+            }
+            finally
+            {
+                ReadinessPoller.FailThreadStartForTests = false;
+            }
+            Assert.True(failed.IsCompleted, "the call should end at once when the I/O thread cannot start");
+            InvalidOperationException error = Assert.Throws<InvalidOperationException>(() => failed.GetAwaiter().GetResult());
+            Assert.NotNull(error.InnerException);
+            Assert.Null(poller.CurrentThread);
+            // Nothing stuck: the next receive waits, the thread starts, and the datagram comes.
+            ValueTask<ReceivedDatagram> next = server.ReceiveFromAsync(buffer);
+            Assert.False(next.IsCompleted);
+            pair.Client.SendTo(new byte[] { 7 }, pair.ServerTarget);
+            Assert.Equal("", Awaits.Outcome(next, Bound, out ReceivedDatagram got));
+            Assert.Equal(1, got.Length);
+            Assert.NotNull(poller.CurrentThread);
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void AwaitingAWaitedValueTaskTwiceIsRefused(DatagramPath path, DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            using var server = new AsyncDatagramSocket(pair.Server, mode);
+            var buffer = new byte[16];
+            ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(buffer);
+            Assert.False(waiting.IsCompleted);
+            pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+            Task first = Task.Run(async () => await waiting);
+            Assert.True(first.Wait(Bound), "the first await did not complete");
+            Task second = Task.Run(async () => await waiting);
+            Assert.True(WaitQuietly(second, Bound), "a second await of the same ValueTask hangs");
+            Assert.IsType<InvalidOperationException>(second.Exception!.InnerException);
+            // And the operation is free for the next call.
+            ValueTask<ReceivedDatagram> next = server.ReceiveFromAsync(buffer);
+            pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
+            Assert.Equal("", Awaits.Outcome(next, Bound, out ReceivedDatagram _));
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void TakingTheResultAsSoonAsItIsCompletedNeverResumesTheNextAwaitEarly(DatagramPath path, DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            using var server = new AsyncDatagramSocket(pair.Server, mode);
+            var buffer = new byte[16];
+            Awaits.Run(async () =>
+            {
+                for (int i = 0; i < 200; i++)
+                {
+                    ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(buffer);
+                    pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+                    // Polled, not awaited: the result is taken the moment the poller publishes it.
+                    var spin = new SpinWait();
+                    long start = Environment.TickCount;
+                    while (!waiting.IsCompleted)
+                    {
+                        Assert.True(Environment.TickCount - start < Bound, "a receive did not complete");
+                        spin.SpinOnce();
+                    }
+                    Assert.Equal(1, waiting.Result.Length);
+                    // The next await must resume with its own datagram, never with the previous completion.
+                    ValueTask<ReceivedDatagram> next = server.ReceiveFromAsync(buffer);
+                    pair.Client.SendTo(new byte[] { 2, 2 }, pair.ServerTarget);
+                    Assert.Equal(2, (await next).Length);
+                    await Task.Yield(); // off the I/O thread (IoThread mode) before the next spin
+                }
+            });
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void ASecondWrapperOnOneSocketIsRefusedWhileTheFirstLives(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            var buffer = new byte[16];
+            using (var first = new AsyncDatagramSocket(pair.Server))
+            {
+                Assert.Throws<InvalidOperationException>(() => new AsyncDatagramSocket(pair.Server));
+                Assert.Throws<InvalidOperationException>(() => new AsyncDatagramSocket(pair.Server, DatagramContinuations.ThreadPool));
+                // The first still works, waiting included.
+                ValueTask<ReceivedDatagram> waiting = first.ReceiveFromAsync(buffer);
+                Assert.False(waiting.IsCompleted);
+                pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+                Assert.Equal("", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));
+            }
+            // Once it is disposed, the socket may be wrapped again.
+            using var second = new AsyncDatagramSocket(pair.Server);
+            ValueTask<ReceivedDatagram> again = second.ReceiveFromAsync(buffer);
+            pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
+            Assert.Equal("", Awaits.Outcome(again, Bound, out ReceivedDatagram _));
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void AThrowingContinuationOnTheIoThreadIsReportedAndTheOthersAreStillServed(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var bad = new Loopback(Family.IPv4);
+            using var good = new Loopback(Family.IPv4);
+            using var a = new AsyncDatagramSocket(bad.Server, DatagramContinuations.IoThread);
+            using var b = new AsyncDatagramSocket(good.Server, DatagramContinuations.IoThread);
+            var reported = new List<Exception>();
+            Action<Exception> handler = e =>
+            {
+                lock (reported) reported.Add(e);
+            };
+            AsyncDatagramSocket.ContinuationFailed += handler;
+            try
+            {
+                ValueTask<ReceivedDatagram> thrower = a.ReceiveFromAsync(new byte[16]);
+                Assert.False(thrower.IsCompleted);
+                // Off the test framework's SynchronizationContext, which would take the continuation off the I/O thread.
+                Assert.True(Task.Run(() => thrower.GetAwaiter().UnsafeOnCompleted(() => throw new ApplicationException("a continuation that throws"))).Wait(Bound));
+                bad.Client.SendTo(new byte[] { 1 }, bad.ServerTarget);
+                long start = Environment.TickCount;
+                while (true)
+                {
+                    lock (reported)
+                    {
+                        if (reported.Count > 0) break;
+                    }
+                    Assert.True(Environment.TickCount - start < Bound, "the continuation's exception was not reported");
+                    Thread.Sleep(10);
+                }
+                lock (reported) Assert.IsType<ApplicationException>(reported[0]);
+                // The I/O thread goes on serving the others.
+                ValueTask<ReceivedDatagram> other = b.ReceiveFromAsync(new byte[16]);
+                Assert.False(other.IsCompleted);
+                good.Client.SendTo(new byte[] { 2 }, good.ServerTarget);
+                Assert.Equal("", Awaits.Outcome(other, Bound, out ReceivedDatagram _));
+            }
+            finally
+            {
+                AsyncDatagramSocket.ContinuationFailed -= handler;
+            }
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void AnUnreferencedWrapperIsCollectedAndLetsItsSocketGo(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            const int Count = 50;
+            ReadinessPoller poller = ReadinessPoller.For(path);
+            int before = poller.Registered;
+            WeakReference[] sockets = null!;
+            // On a thread of its own, whose stack is gone by the collection (Mono scans stacks conservatively).
+            var thread = new Thread(() => sockets = LeaveWrappersBehind(Count));
+            thread.Start();
+            Assert.True(thread.Join(Bound), "making the wrappers took too long");
+            int alive = Count;
+            for (int round = 0; round < 10 && alive > 0; round++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+                GC.Collect();
+                alive = 0;
+                foreach (WeakReference socket in sockets)
+                    if (socket.IsAlive) alive++;
+            }
+            Assert.Equal(0, alive);
+            Assert.Equal(before, poller.Registered);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static WeakReference[] LeaveWrappersBehind(int count)
+        {
+            var sockets = new WeakReference[count];
+            using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+            for (int i = 0; i < count; i++)
+            {
+                Socket server = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                var wrapper = new AsyncDatagramSocket(server);
+                // One receive that waits, so that the socket was armed in the poller.
+                ValueTask<ReceivedDatagram> waiting = wrapper.ReceiveFromAsync(new byte[16]);
+                client.SendTo(new byte[] { 1 }, server.LocalEndPoint!);
+                Assert.Equal("", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));
+                sockets[i] = new WeakReference(server);
+            }
+            return sockets;
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void AnAwaitOnASocketShutDownForReceivingEndsWithShutdown(DatagramPath path, DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            // Connected: Mono refuses to shut an unconnected socket down (NotConnected, before any system call).
+            pair.Server.Connect(pair.ClientEndPoint);
+            using var server = new AsyncDatagramSocket(pair.Server, mode);
+            ReadinessPoller poller = ReadinessPoller.For(path);
+            ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(new byte[16]);
+            Assert.False(waiting.IsCompleted);
+            long emptyBefore = poller.EmptyReports;
+            ShutDownReceiving(pair.Server);
+            string? outcome = Awaits.Outcome(waiting, Bound, out ReceivedDatagram _);
+            Assert.NotNull(outcome); // never a wait for ever
+            if (path == DatagramPath.Native)
+            {
+                Assert.Equal("Shutdown", outcome);
+                // A later receive says so too.
+                Assert.Equal("Shutdown", Awaits.Outcome(server.ReceiveFromAsync(new byte[16]), Bound, out ReceivedDatagram _));
+            }
+            // On the runtime's paths the await ends with what the synchronous receive reports for a shut-down socket
+            // (its first try runs that receive). Either way the poller never spun on readiness that brought nothing.
+            Assert.True(poller.EmptyReports - emptyBefore <= 2 * ReadinessPoller.EmptyReportsBeforeProbe + 2,
+                (poller.EmptyReports - emptyBefore) + " empty readiness reports");
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native)]
+        [InlineData(DatagramPath.SocketAddress)]
+        [InlineData(DatagramPath.Managed)]
+        public void ReadinessThatNeverBringsADatagramIsNotSpunOn(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            using var server = new AsyncDatagramSocket(pair.Server, DatagramContinuations.IoThread);
+            ReadinessPoller poller = ReadinessPoller.For(path);
+            // Readiness that yields nothing, forever: the poller is told the socket is ready, the receive finds nothing.
+            ReadinessPoller.ReportEveryArmedAsReadyForTests = true;
+            try
+            {
+                ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(new byte[16]);
+                long before = poller.EmptyReports;
+                Thread.Sleep(1_000);
+                long empty = poller.EmptyReports - before;
+                // At most a few tries right away, then one per slice (100 ms): never thousands.
+                Assert.True(empty <= ReadinessPoller.EmptyReportsBeforeProbe + 1_000 / ReadinessPoller.SliceMilliseconds + 3, empty + " empty reports in one second");
+                Assert.False(waiting.IsCompleted);
+                pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+                Assert.Equal("", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));
+            }
+            finally
+            {
+                ReadinessPoller.ReportEveryArmedAsReadyForTests = false;
+            }
+        }
+
+        private static void ShutDownReceiving(Socket socket) => socket.Shutdown(SocketShutdown.Receive);
+
+        private static bool WaitQuietly(Task task, int timeoutMs)
+        {
+            try
+            {
+                return task.Wait(timeoutMs);
+            }
+            catch (AggregateException)
+            {
+                return true;
+            }
+        }
+    }
+}
