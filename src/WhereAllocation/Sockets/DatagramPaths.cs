@@ -23,6 +23,8 @@ namespace WhereAllocation
         private static readonly DatagramPath s_default = ChooseDefault();
         // Internal for the compatible receive's per-datagram test: read as a field, it is not a call on Mono.
         internal static DatagramPath s_active = s_default;
+        // Set by Force, cleared by Reset: the diagnostic says whether the path was chosen.
+        private static bool s_forced;
         // Set while nobody has been told that the native path is unavailable and the calls fell back to the allocating
         // Managed path: the first call on that path reports it.
         private static bool s_reportFallback = s_default == DatagramPath.Managed;
@@ -60,7 +62,7 @@ namespace WhereAllocation
             get
             {
                 string? reason = NativeUnavailableReason;
-                return "where-allocation: path " + s_active + (s_active == s_default ? " (default)" : " (forced; default " + s_default + ")")
+                return "where-allocation: path " + s_active + (s_forced ? " (forced; default " + s_default + ")" : " (default)")
                     + ", handle access " + HandleAccess
                     + ", OS calls " + OsSocketCalls.Current.Name + " (" + OsSocketCalls.ChosenBy + ")"
                     + (reason == null ? ", native available" : ", native unavailable: " + reason);
@@ -93,11 +95,16 @@ namespace WhereAllocation
         {
             if (!IsAvailable(path)) throw new PlatformNotSupportedException("The " + path + " datagram path is not available on this runtime or operating system.");
             s_active = path;
+            s_forced = true;
             s_reportFallback = false; // an explicit choice: nothing left to report
         }
 
         /// <summary>Returns to <see cref="Default"/>.</summary>
-        public static void Reset() => s_active = s_default;
+        public static void Reset()
+        {
+            s_active = s_default;
+            s_forced = false;
+        }
 
         /// <summary>
         /// Called by the Managed path before each call: throws, once, when the process fell back to it only because no
