@@ -113,8 +113,9 @@ namespace WhereAllocation
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private static SafeHandle FromField(Socket socket)
         {
-            // The cached handle is the very object the field holds: the class library sets the field once, in the socket's
-            // constructor. A disposed socket's handle is closed, so DangerousAddRef on it throws ObjectDisposedException as
+            // The cached handle is the very object the field holds: Mono's and Unity's class libraries set the field only in
+            // the socket's constructors. (.NET's may replace it after a failed connect, but .NET never takes this route
+            // outside tests: its SafeHandle property is public and cannot be stripped from under the net8.0 build.) A disposed socket's handle is closed, so DangerousAddRef on it throws ObjectDisposedException as
             // it does on the handle the property returns: the same Dispose safety, without reading the field again.
             if (ReferenceEquals(t_fieldSocket, socket) && s_access == SocketHandleAccess.SafeHandleField) return t_fieldHandle!;
             return ReadField(socket);
