@@ -4,7 +4,8 @@
 # runtimes with glibc unmapping freed blocks at once, the same suite on the win-x64 runtime under Wine (the
 # library's Windows branch), the native leak check under valgrind, the receive's instruction budget on Mono under callgrind,
 # the C reference programs' loopback self-test, the datagram server sample's invariants on both
-# runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT, ILLink-trimmed on Mono). Ends with one
+# runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT, ILLink-trimmed on Mono, the library built as
+# Unity builds it for each target family and run on Mono as IL2CPP would see the OS). Ends with one
 # "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -96,8 +97,8 @@ bash samples/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(server)
 count_summary "$log/server.txt"
 
-echo "== Packaging checks: Unity .meta files, Unity version, NuGet pack+install, NativeAOT publish, trimmed like Unity's stripping (the API snapshot is in the suites)"
-for check in "unity-meta.sh --check" "unity-version.sh --check" "pack-check.sh" "aot-check.sh" "trim-check.sh"; do
+echo "== Packaging checks: Unity .meta files, Unity version, NuGet pack+install, NativeAOT publish, trimmed like Unity's stripping, Unity's target builds (the API snapshot is in the suites)"
+for check in "unity-meta.sh --check" "unity-version.sh --check" "pack-check.sh" "aot-check.sh" "trim-check.sh" "unity-builds.sh"; do
   name=${check%%.sh*}
   bash scripts/$check 2>&1 | tee "$log/$name.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=("$name")

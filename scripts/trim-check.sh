@@ -8,8 +8,10 @@
 #   getter stripped   the library's lookup finds no getter (as after a linker removed it) and the runtime's getter is
 #                     a stub: the native path stays, through the field that holds the handle
 #   getter stubbed    only the runtime's getter is replaced by the linker's throwing stub: the first call moves to the field
-# Each stage asserts the native path, 0 B per receive, per send and per awaited receive that waits over 10 000 calls,
-# and ObjectDisposedException on a disposed socket (to an await in progress too). Last, the library names its C library
+# Each stage asserts the native path, 0 B per receive, per send, per batch of 16 each way and per awaited receive that
+# waits over 10 000 calls, ObjectDisposedException on a disposed socket (to an await in progress too), and that the
+# Managed path never asks for SocketFlags.Truncated. The getter-stripped and getter-stubbed stages run all of it on the
+# field route (its cost per datagram: bench/ReceiveCost, the field form). Last, the library names its C library
 # "__Internal" when compiled as Unity compiles the package for a statically linked (iOS) player, except for the
 # Linux-only calls, and "libc" otherwise.
 # Ends with one "N passed, N failed" line.

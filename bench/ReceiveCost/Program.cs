@@ -15,7 +15,9 @@ namespace WhereAllocation.Bench.ReceiveCost
     /// Forms: raw (a bare recvfrom P/Invoke), held (the same with the reference on the socket's SafeHandle that makes a
     /// concurrent Dispose safe), compat (ReceiveFrom_NonAlloc(buffer, endpoint)), compat5 (ReceiveFrom_NonAlloc(buffer,
     /// 0, length, None, endpoint), the form the DatagramServer's library row calls), safe (the least a receive with the
-    /// library's safety can be, in one method: the DatagramServer's LeastSafeReceive, compiled in). Linux only.
+    /// library's safety can be, in one method: the DatagramServer's LeastSafeReceive, compiled in), field (compat5 with the
+    /// library reaching the socket's handle through the field that holds it, as where a linker removed the SafeHandle
+    /// getter: Unity's IL2CPP players without the package's link.xml). Linux only.
     /// </summary>
     internal static unsafe class Program
     {
@@ -26,15 +28,24 @@ namespace WhereAllocation.Bench.ReceiveCost
         {
             if (args.Length != 2 || !int.TryParse(args[0], out int count) || count <= 0 || count > 20000)
             {
-                Console.Error.WriteLine("usage: ReceiveCost <datagrams, 1..20000> <raw|held|compat|compat5|safe>");
+                Console.Error.WriteLine("usage: ReceiveCost <datagrams, 1..20000> <raw|held|compat|compat5|safe|field>");
                 return 2;
             }
             string form = args[1];
-            int kind = Array.IndexOf(new[] { "raw", "held", "compat", "compat5", "safe" }, form);
+            int kind = Array.IndexOf(new[] { "raw", "held", "compat", "compat5", "safe", "field" }, form);
             if (kind < 0)
             {
                 Console.Error.WriteLine("unknown form " + form);
                 return 2;
+            }
+
+            if (kind == 5)
+            {
+                // The library's test hook (internal): take the field route, as a process whose getter was stripped does.
+                System.Reflection.MethodInfo force = typeof(DatagramPaths).Assembly.GetType("WhereAllocation.SocketHandles", true)!
+                    .GetMethod("Force", System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic)!;
+                force.Invoke(null, new object?[] { SocketHandleAccess.SafeHandleField });
+                if (DatagramPaths.HandleAccess != SocketHandleAccess.SafeHandleField) return Fail("the field route could not be forced");
             }
 
             using var server = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);

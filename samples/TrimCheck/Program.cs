@@ -10,6 +10,13 @@ using WhereAllocation;
 //   --access <SafeHandleProperty|SafeHandleField>   the way to the socket's handle expected after the calls
 //   --absent <type name>                             a type of the class library that the link removed: proof that
 //                                                    the linked class library, not the installed one, is running
+//   --diagnostic-has <text>                          DatagramPaths.Diagnostic must contain the text (scripts/unity-builds.sh)
+//   --closed                                         instead of the native checks: the library built for a player with no
+//                                                    native path must refuse the allocating path loudly, once, then run it
+//   --opt-in                                         the same with DatagramPaths.Force(DatagramPath.Managed) called first:
+//                                                    no exception, and the allocation per datagram is printed
+// Every run ends with the Managed path's checks: a cut datagram is reported, and the path never asked the runtime for
+// SocketFlags.Truncated (Mono refuses it, and IL2CPP's socket layer rejects it).
 // Prints "N passed, N failed"; exit code 0 when all pass.
 
 const int Calls = 10_000;
@@ -22,10 +29,26 @@ void Check(bool ok, string what)
 
 string? expectedAccess = null;
 var absent = new System.Collections.Generic.List<string>();
-for (int i = 0; i + 1 < args.Length; i += 2)
+var diagnosticParts = new System.Collections.Generic.List<string>();
+bool closed = false, optIn = false;
+for (int i = 0; i < args.Length; i++)
 {
-    if (args[i] == "--access") expectedAccess = args[i + 1];
-    else if (args[i] == "--absent") absent.Add(args[i + 1]);
+    if (args[i] == "--closed") closed = true;
+    else if (args[i] == "--opt-in") optIn = true;
+    else if (i + 1 < args.Length && args[i] == "--access") expectedAccess = args[++i];
+    else if (i + 1 < args.Length && args[i] == "--absent") absent.Add(args[++i]);
+    else if (i + 1 < args.Length && args[i] == "--diagnostic-has") diagnosticParts.Add(args[++i]);
+}
+if (optIn) DatagramPaths.Force(DatagramPath.Managed);
+Console.WriteLine(DatagramPaths.Diagnostic);
+foreach (string part in diagnosticParts)
+    Check(DatagramPaths.Diagnostic.Contains(part), "the start-up diagnostic says \"" + part + "\"");
+if (closed || optIn)
+{
+    ManagedOnly(optIn);
+    ManagedFlags(false);
+    Console.WriteLine($"{passed} passed, {failed} failed");
+    return failed == 0 ? 0 : 1;
 }
 
 System.Reflection.Assembly classLibrary = typeof(Socket).Assembly;
@@ -82,6 +105,31 @@ Check(bestReceive == 0, $"ReceiveFrom_NonAlloc: {bestReceive} B allocated over {
 Check(bestSend == 0, $"SendTo_NonAlloc: {bestSend} B allocated over {Calls} calls");
 if (expectedAccess != null)
     Check(DatagramPaths.HandleAccess.ToString() == expectedAccess, "the socket's handle is reached through " + DatagramPaths.HandleAccess + " (expected " + expectedAccess + ")");
+
+// A batch, as a server's receive loop drains its socket and answers: up to 16 datagrams per call each way.
+using (var batch = new DatagramBatch(16))
+{
+    EndPointKey toBKey = EndPointKey.FromIPEndPoint(bEndPoint);
+    long batchBytes = long.MaxValue;
+    int batchCorrect = 0, batchTotal = 0;
+    for (int round = -1; round < 3 && batchBytes != 0; round++)
+    {
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        for (int i = 0; i < Calls / 16; i++)
+        {
+            batch.Clear();
+            for (int k = 0; k < 16; k++) batch.TryAdd(message, toBKey);
+            int went = batch.Send(a);
+            int got = batch.Receive(b, 2000);
+            batchTotal += 16;
+            if (went == 16 && got == 16) batchCorrect += 16;
+        }
+        long after = GC.GetAllocatedBytesForCurrentThread();
+        if (round >= 0) batchBytes = Math.Min(batchBytes, after - before);
+    }
+    Check(batchCorrect == batchTotal, $"DatagramBatch: {batchCorrect} of {batchTotal} datagrams sent and received 16 per call ({batch.Mode})");
+    Check(batchBytes == 0, $"DatagramBatch: {batchBytes} B allocated over {Calls / 16} sends and {Calls / 16} receives of 16 datagrams");
+}
 
 // The awaitable receive, as an async server loop writes it: awaits that wait (the other socket sends each datagram only
 // once the call has returned without one), with the netstandard2.1 default, IoThread: after the first wait the loop runs
@@ -148,8 +196,79 @@ receiver.Dispose();
 Check(Throws<ObjectDisposedException>(() => b.ReceiveFrom_NonAlloc(received, 0, received.Length, SocketFlags.None, sender)), "receiving on a disposed socket throws ObjectDisposedException");
 Check(Throws<ObjectDisposedException>(() => b.SendTo_NonAlloc(message, 0, message.Length, SocketFlags.None, toB)), "sending on a disposed socket throws ObjectDisposedException");
 
+ManagedFlags(true);
 Console.WriteLine($"{passed} passed, {failed} failed");
 return failed == 0 ? 0 : 1;
+
+// A build whose native path is unavailable: without the opt-in the first call must throw PlatformNotSupportedException
+// and say how to accept the allocation; after that (or with the opt-in from the start) the Managed path must work.
+void ManagedOnly(bool optedIn)
+{
+    Check(DatagramPaths.Active == DatagramPath.Managed, "the Managed path is the one in use (" + DatagramPaths.Active + ")");
+    Check(!DatagramPaths.IsAvailable(DatagramPath.Native) && DatagramPaths.NativeUnavailableReason != null, "the native path is unavailable, with a reason: " + DatagramPaths.NativeUnavailableReason);
+    using var x = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+    using var y = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+    x.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+    y.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+    y.ReceiveTimeout = 2000;
+    var toY = EndPointKey.FromIPEndPoint((IPEndPoint)y.LocalEndPoint!);
+    var data = new byte[64];
+    var into = new byte[1500];
+    int reports = 0;
+    for (int i = 0; i < 3; i++)
+    {
+        try
+        {
+            x.SendTo_NonAlloc(data.AsSpan(), toY);
+        }
+        catch (PlatformNotSupportedException e)
+        {
+            reports++;
+            Check(e.Message.Contains("DatagramPaths.Force(DatagramPath.Managed)") && e.Message.Contains(DatagramPaths.NativeUnavailableReason!),
+                "the report names the reason and the opt-in: " + e.Message);
+        }
+    }
+    Check(reports == (optedIn ? 0 : 1), optedIn ? "opted in: no call threw" : $"the first call threw, once ({reports} time(s) in 3 calls)");
+    int back = 0;
+    for (int i = 0; i < (optedIn ? 3 : 2); i++) if (y.ReceiveFrom_NonAlloc(into.AsSpan()).Length == data.Length) back++;
+    Check(back == (optedIn ? 3 : 2), $"the Managed path then moves the datagrams ({back} came back)");
+    long before = GC.GetAllocatedBytesForCurrentThread();
+    for (int i = 0; i < 1000; i++)
+    {
+        x.SendTo_NonAlloc(data.AsSpan(), toY);
+        y.ReceiveFrom_NonAlloc(into.AsSpan());
+    }
+    long perDatagram = (GC.GetAllocatedBytesForCurrentThread() - before) / 1000;
+    Console.WriteLine($"  info the Managed path allocated {perDatagram} B per datagram sent and received on this runtime");
+}
+
+// The Managed path under this build: it must not ask for SocketFlags.Truncated (this runtime, Mono, refuses it, as
+// IL2CPP's socket layer does), and must receive both datagrams. With the Linux calls (FIONREAD gives the next datagram's
+// size) it must also report the longer one as cut; a build for another OS cannot tell on this Linux machine.
+void ManagedFlags(bool linuxCalls)
+{
+    // Constant names in Type.GetType and GetProperty: a linker sees what this asks for and keeps it.
+    Type? io = Type.GetType("WhereAllocation.ManagedDatagramIO, WhereAllocation");
+    object? asks = io?.GetProperty("AsksTruncated", System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic)?.GetValue(null);
+    Check(asks is false, "the Managed path of this build never adds SocketFlags.Truncated (AsksTruncated " + (asks ?? "missing") + ")");
+    DatagramPaths.Force(DatagramPath.Managed);
+    using var x = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+    using var y = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+    x.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+    y.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+    y.ReceiveTimeout = 2000;
+    var toY = EndPointKey.FromIPEndPoint((IPEndPoint)y.LocalEndPoint!);
+    x.SendTo_NonAlloc(new byte[100].AsSpan(), toY);
+    x.SendTo_NonAlloc(new byte[10].AsSpan(), toY);
+    var small = new byte[10];
+    ReceivedDatagram first = default, second = default;
+    bool both = y.Poll(2_000_000, SelectMode.SelectRead) && y.TryReceiveFrom_NonAlloc(small.AsSpan(), out first)
+        && y.Poll(2_000_000, SelectMode.SelectRead) && y.TryReceiveFrom_NonAlloc(small.AsSpan(), out second);
+    Check(both && first.Length == 10 && second.Length == 10 && !second.Truncated, "the Managed path receives a 100-byte datagram into 10 bytes, then a 10-byte one whole");
+    if (linuxCalls) Check(first.Truncated, "the Managed path reports the 100-byte datagram as cut");
+    else Console.WriteLine("  info the Managed path " + (first.Truncated ? "reported" : "could not tell") + " that the 100-byte datagram was cut (this build's OS calls are not Linux's)");
+    DatagramPaths.Reset();
+}
 
 static async System.Threading.Tasks.Task<bool> Ends<T>(System.Threading.Tasks.ValueTask<ReceivedDatagram> pending) where T : Exception
 {

@@ -8,19 +8,26 @@ namespace WhereAllocation
     /// socket calls, else <see cref="DatagramPath.SocketAddress"/> on .NET 8+, else <see cref="DatagramPath.Managed"/>.
     /// </summary>
     /// <remarks>
-    /// The native path needs the socket's handle with a reference held on it (<see cref="HandleAccess"/>). Where a
-    /// runtime offers no allocation-free way to it, the native path is not offered; because that would otherwise
-    /// bring back per-datagram allocation without a word, the first datagram call that then takes the
-    /// <see cref="DatagramPath.Managed"/> path throws <see cref="PlatformNotSupportedException"/>, once, unless a
-    /// path was forced first (<c>Force(DatagramPath.Managed)</c> at start accepts the allocation).
+    /// <para>The native path needs the OS's socket calls through P/Invoke and the socket's handle with a reference held on it
+    /// (<see cref="HandleAccess"/>). Where either is missing (an OS the library does not know, a Unity WebGL or console
+    /// player, a class library without a way to the handle), the native path is not offered (<see cref="NativeUnavailableReason"/>
+    /// says why). Where that leaves only the allocating <see cref="DatagramPath.Managed"/> path, the first datagram call
+    /// throws <see cref="PlatformNotSupportedException"/>, once, instead of allocating without a word; calling
+    /// <c>Force(DatagramPath.Managed)</c> at start accepts the allocation (on Mono about 96 B per IPv4 datagram received,
+    /// more under IL2CPP, whose runtime makes a socket address and a byte array per receive).</para>
+    /// <para>Log <see cref="Diagnostic"/> once at start-up in a player build: it names the path, the way to the handle and
+    /// why the native path is unavailable, if it is.</para>
     /// </remarks>
     public static class DatagramPaths
     {
         private static readonly DatagramPath s_default = ChooseDefault();
         // Internal for the compatible receive's per-datagram test: read as a field, it is not a call on Mono.
         internal static DatagramPath s_active = s_default;
-        // Set while nobody has been told that the handle is out of reach and the calls fell back: the first call on the Managed path reports it.
-        private static bool s_reportFallback = NativeDatagramIO.HandleMissing;
+        // Set by Force, cleared by Reset: the diagnostic says whether the path was chosen.
+        private static bool s_forced;
+        // Set while nobody has been told that the native path is unavailable and the calls fell back to the allocating
+        // Managed path: the first call on that path reports it.
+        private static bool s_reportFallback = s_default == DatagramPath.Managed;
 
         /// <summary>The path every call takes now.</summary>
         public static DatagramPath Active => s_active;
@@ -39,6 +46,29 @@ namespace WhereAllocation
         /// </summary>
         public static SocketHandleAccess HandleAccess => SocketHandles.Access;
 
+        /// <summary>
+        /// Null when <see cref="DatagramPath.Native"/> can run in this process; otherwise why not: the OS's socket calls
+        /// are unknown or unreachable (with the exception P/Invoke threw, if it threw), or no way reaches the socket's handle.
+        /// </summary>
+        public static string? NativeUnavailableReason => NativeDatagramIO.UnavailableReason;
+
+        /// <summary>
+        /// One line to log at start-up: the active and default paths, the way to the socket's handle, which OS's calls
+        /// were chosen and how (at compile time for a Unity player, or from the runtime), and why the native path is
+        /// unavailable if it is. Builds a new string on each read.
+        /// </summary>
+        public static string Diagnostic
+        {
+            get
+            {
+                string? reason = NativeUnavailableReason;
+                return "where-allocation: path " + s_active + (s_forced ? " (forced; default " + s_default + ")" : " (default)")
+                    + ", handle access " + HandleAccess
+                    + ", OS calls " + OsSocketCalls.Current.Name + " (" + OsSocketCalls.ChosenBy + ")"
+                    + (reason == null ? ", native available" : ", native unavailable: " + reason);
+            }
+        }
+
         /// <summary>True when <paramref name="path"/> can run in this process.</summary>
         public static bool IsAvailable(DatagramPath path)
         {
@@ -55,17 +85,26 @@ namespace WhereAllocation
             }
         }
 
-        /// <summary>Makes every later call take <paramref name="path"/> (for tests and benchmarks). Affects all threads.</summary>
+        /// <summary>
+        /// Makes every later call take <paramref name="path"/>. Affects all threads. Tests and benchmarks use it; a player
+        /// whose native path is unavailable (<see cref="NativeUnavailableReason"/>) calls <c>Force(DatagramPath.Managed)</c>
+        /// at start to accept the Managed path's allocation per received datagram instead of the one-time exception.
+        /// </summary>
         /// <exception cref="PlatformNotSupportedException">The path cannot run here (for example <see cref="DatagramPath.SocketAddress"/> on Mono).</exception>
         public static void Force(DatagramPath path)
         {
             if (!IsAvailable(path)) throw new PlatformNotSupportedException("The " + path + " datagram path is not available on this runtime or operating system.");
             s_active = path;
+            s_forced = true;
             s_reportFallback = false; // an explicit choice: nothing left to report
         }
 
         /// <summary>Returns to <see cref="Default"/>.</summary>
-        public static void Reset() => s_active = s_default;
+        public static void Reset()
+        {
+            s_active = s_default;
+            s_forced = false;
+        }
 
         /// <summary>
         /// Called by the Managed path before each call: throws, once, when the process fell back to it only because no
@@ -76,13 +115,13 @@ namespace WhereAllocation
         {
             if (!s_reportFallback) return;
             s_reportFallback = false;
-            throw new PlatformNotSupportedException(SocketHandles.NoWayMessage
-                + " The native datagram path is therefore unavailable and calls now take the Managed path, which allocates per datagram."
-                + " If the runtime's class library was stripped, keep link.xml from the package (it preserves Socket.get_SafeHandle);"
+            throw new PlatformNotSupportedException("where-allocation's native datagram path is unavailable: " + NativeUnavailableReason
+                + " Calls now take the Managed path, which allocates per datagram received."
+                + " If the runtime's class library was stripped, keep the package's link.xml (its Editor assembly hands it to Unity's linker);"
                 + " to accept the allocation, call DatagramPaths.Force(DatagramPath.Managed) at start. This exception is thrown once.");
         }
 
-        /// <summary>For tests: the state a process starts in when no way reaches the handle (Managed active, the report armed). <see cref="Reset"/> undoes the path.</summary>
+        /// <summary>For tests: the state a process starts in when the native path is unavailable on netstandard2.1 (Managed active, the report armed). <see cref="Reset"/> undoes the path.</summary>
         internal static void StartAsIfHandleMissing()
         {
             s_active = DatagramPath.Managed;

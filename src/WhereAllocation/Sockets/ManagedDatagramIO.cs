@@ -10,9 +10,19 @@ namespace WhereAllocation
     /// </summary>
     internal static class ManagedDatagramIO
     {
-        // CoreCLR passes SocketFlags.Truncated through as MSG_TRUNC, which gives a cut datagram's length on Linux;
-        // Mono refuses the flag (OperationNotSupported).
-        private static readonly bool s_truncatedFlag = OsSocketCalls.Current.TruncatedFlagGivesLength && Type.GetType("Mono.Runtime") == null;
+        // Whether to ask the runtime for SocketFlags.Truncated, decided from the build, which no linker can change. The
+        // net8.0 build runs only on CoreCLR, which passes the flag through as MSG_TRUNC (a cut datagram's length on Linux).
+        // The netstandard2.1 build runs on Mono and Unity's Mono, which refuse the flag (OperationNotSupported), on IL2CPP,
+        // whose socket layer rejects any flag it does not map (Truncated among them), and on Unity's CoreCLR player: it
+        // never asks, and tells a cut datagram apart by FIONREAD where that gives the next datagram's size (Linux, Android).
+#if NET8_0_OR_GREATER
+        private static readonly bool s_truncatedFlag = OsSocketCalls.Current.TruncatedFlagGivesLength;
+#else
+        private static readonly bool s_truncatedFlag = false;
+#endif
+
+        /// <summary>True when this build's Managed path adds <see cref="SocketFlags.Truncated"/> to a receive (only the net8.0 build, on Linux).</summary>
+        internal static bool AsksTruncated => s_truncatedFlag;
 
         // Where FIONREAD gives the next datagram's size (Linux), it tells a cut datagram apart on Mono. Elsewhere the
         // runtime reports a cut datagram itself (MessageSize, Windows), or nothing does (macOS: see the README).

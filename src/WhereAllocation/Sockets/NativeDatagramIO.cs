@@ -23,7 +23,13 @@ namespace WhereAllocation
         /// <summary>The sockaddr layout of this OS.</summary>
         internal static readonly SockaddrFormat Format = s_os.Format;
 
-        private static readonly bool s_callsWork = s_os.Probe();
+        // Null when the OS's calls answer; else why not (an unknown OS, a closed platform, or the exception P/Invoke threw).
+        private static readonly string? s_callsFailure = s_os.Probe();
+
+        private static readonly bool s_callsWork = s_callsFailure == null;
+
+        /// <summary>Null when the native path can run here; otherwise why it cannot, for diagnostics and the fallback report.</summary>
+        internal static string? UnavailableReason => !s_callsWork ? s_callsFailure : !SocketHandles.Available ? SocketHandles.NoWayMessage : null;
 
         /// <summary>True when the OS's own calls answer through P/Invoke in this process (a known OS, its C library reached).</summary>
         internal static bool OsCallsWork => s_callsWork;

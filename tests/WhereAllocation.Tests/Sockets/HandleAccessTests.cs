@@ -82,6 +82,49 @@ namespace WhereAllocation.Tests
         }
 
         [Fact]
+        public void WithoutTheGetterASocketUsedThenDisposedThrowsObjectDisposed()
+        {
+            // The field route remembers the last socket and handle of each thread: a disposed one must still be refused.
+            Assert.True(Paths.TryForce(DatagramPath.Native));
+            SocketHandles.Force(SocketHandleAccess.SafeHandleField);
+            var pair = new Loopback(Family.IPv4);
+            var buffer = new byte[16];
+            Assert.Equal(4, pair.Client.SendTo_NonAlloc(buffer.AsSpan(0, 4), pair.ServerKey));
+            Assert.Equal(4, pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan()).Length);
+            pair.Dispose();
+            Assert.Throws<ObjectDisposedException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer.AsSpan()));
+            Assert.Throws<ObjectDisposedException>(() => pair.Server.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out _));
+            Assert.Throws<ObjectDisposedException>(() => pair.Client.SendTo_NonAlloc(buffer.AsSpan(0, 4), pair.ServerKey));
+        }
+
+        [Fact]
+        public void WithoutTheGetterEachSocketGetsItsOwnHandle()
+        {
+            SocketHandles.Force(SocketHandleAccess.SafeHandleField);
+            using var a = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            using var b = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
+            for (int i = 0; i < 3; i++)
+            {
+                Assert.Equal(a.Handle, SocketHandles.Get(a).DangerousGetHandle());
+                Assert.Equal(b.Handle, SocketHandles.Get(b).DangerousGetHandle());
+            }
+        }
+
+        [Fact]
+        public void TheDiagnosticNamesThePathTheHandleAccessAndWhetherNativeIsAvailable()
+        {
+            Assert.Null(DatagramPaths.NativeUnavailableReason);
+            string line = DatagramPaths.Diagnostic;
+            Assert.Contains("path " + DatagramPaths.Active, line);
+            Assert.Contains("handle access SafeHandleProperty", line);
+            Assert.Contains("native available", line);
+            Assert.DoesNotContain("\n", line);
+            SocketHandles.Force(SocketHandleAccess.None);
+            Assert.Equal(SocketHandles.NoWayMessage, DatagramPaths.NativeUnavailableReason);
+            Assert.Contains("native unavailable: " + SocketHandles.NoWayMessage, DatagramPaths.Diagnostic);
+        }
+
+        [Fact]
         public void WithoutTheGetterDisposingWakesABlockedReceiveWithObjectDisposed()
         {
             Assert.True(Paths.TryForce(DatagramPath.Native));

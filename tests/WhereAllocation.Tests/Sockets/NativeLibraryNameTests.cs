@@ -46,7 +46,7 @@ namespace WhereAllocation.Tests
         [Fact]
         public void TheOsSocketLibraryAnswersUnderItsNameOnThisMachine()
         {
-            Assert.True(OsSocketCalls.Current.Probe(), OsSocketCalls.Current.Name + "'s socket library did not answer");
+            Assert.Null(OsSocketCalls.Current.Probe());
             if (RuntimeInformation.IsOSPlatform(OSPlatform.Windows))
             {
                 // Windows has no "libc": the Windows branch names only ws2_32.dll, and the C library is not reached.

@@ -32,7 +32,7 @@ namespace WhereAllocation.Tests
 
         internal override string Name => Os.Name + " " + _change;
         internal override SockaddrFormat Format => Os.Format;
-        internal override bool Probe() => Os.Probe();
+        internal override string? Probe() => Os.Probe();
         internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error) => Os.Receive(socket, payload, size, peek, address, addressLength, out error);
         internal override long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error) => Os.Send(socket, payload, size, dontRoute, address, addressLength, out error);
         internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error) => Os.Poll(socket, forWrite, timeoutMilliseconds, out hungUp, out error);

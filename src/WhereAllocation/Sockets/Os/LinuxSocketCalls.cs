@@ -112,7 +112,7 @@ namespace WhereAllocation
         /// <summary>True when the C library has both calls (glibc 2.14+, musl).</summary>
         private bool ProbeMultiMessage()
         {
-            if (!Probe()) return false;
+            if (Probe() != null) return false;
             try
             {
                 // Descriptor -1: each call fails at once with EBADF; only a missing symbol throws.
@@ -120,8 +120,11 @@ namespace WhereAllocation
                 Libc.SendMMsg(-1, null, 0, 0);
                 return true;
             }
-            catch (EntryPointNotFoundException) { return false; }
-            catch (DllNotFoundException) { return false; }
+            catch (Exception)
+            {
+                // A C library without them (EntryPointNotFoundException), or IL2CPP's stub for a missing symbol (NotSupportedException).
+                return false;
+            }
         }
 
         internal override int ReceiveMany(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, out SocketError error)

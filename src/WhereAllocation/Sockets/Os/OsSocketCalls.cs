@@ -21,19 +21,61 @@ namespace WhereAllocation
     internal abstract unsafe class OsSocketCalls
     {
         /// <summary>The calls of the OS this process runs on.</summary>
-        internal static readonly OsSocketCalls Current = Choose();
+        internal static readonly OsSocketCalls Current = Choose(out s_chosenBy);
 
-        private static OsSocketCalls Choose()
+        private static readonly string s_chosenBy;
+
+        /// <summary>How <see cref="Current"/> was chosen, for diagnostics: at compile time for a Unity player, or from the runtime's answer.</summary>
+        internal static string ChosenBy => s_chosenBy;
+
+        // Where Unity compiles the package for one player (outside the Editor, whose defines name the build target, not
+        // the OS the Editor runs on), the player's define says which kernel it runs on. That is decided at compile time
+        // because IL2CPP's RuntimeInformation knows only Windows, macOS and Linux players and answers "unknown" for
+        // Android, the consoles and WebGL. Everywhere else the runtime is asked.
+        private static OsSocketCalls Choose(out string chosenBy)
         {
-#if (UNITY_IOS || UNITY_TVOS || UNITY_VISIONOS) && !UNITY_EDITOR
-            // Unity's players for Apple's mobile systems, compiled for that player alone: the XNU kernel, with macOS's
-            // socket constants and sockaddr layout, and the C library linked statically (Interop/Libc.cs).
+#if !UNITY_EDITOR && (UNITY_IOS || UNITY_TVOS || UNITY_VISIONOS)
+            // Apple's mobile systems: the XNU kernel, with macOS's socket constants and sockaddr layout, and the C
+            // library linked statically (Interop/Libc.cs).
+            chosenBy = "compiled for a Unity iOS, tvOS or visionOS player";
             return new DarwinSocketCalls();
+#elif !UNITY_EDITOR && UNITY_ANDROID
+            // Android is Linux underneath: the same system calls, constants and sockaddr layout; its C library (bionic)
+            // has recvfrom, sendto, poll, recvmmsg, sendmmsg, epoll and sched_setaffinity. What a kernel or Android's
+            // policy refuses is reported as each call's own "not available" (SO_MEMINFO before Linux 4.6: -1 counters;
+            // a refused affinity: the call's error).
+            chosenBy = "compiled for a Unity Android player";
+            return new LinuxSocketCalls();
+#elif !UNITY_EDITOR && UNITY_STANDALONE_LINUX
+            chosenBy = "compiled for a Unity Linux player";
+            return new LinuxSocketCalls();
+#elif !UNITY_EDITOR && UNITY_STANDALONE_OSX
+            chosenBy = "compiled for a Unity macOS player";
+            return new DarwinSocketCalls();
+#elif !UNITY_EDITOR && UNITY_STANDALONE_WIN
+            chosenBy = "compiled for a Unity Windows player";
+            return new WindowsSocketCalls();
+#elif !UNITY_EDITOR && (UNITY_WEBGL || UNITY_PS4 || UNITY_PS5 || UNITY_SWITCH || UNITY_GAMECORE || UNITY_XBOXONE)
+            // No POSIX or Winsock socket calls that P/Invoke can reach: a browser, or a console's closed SDK.
+            chosenBy = "compiled for a Unity WebGL or console player";
+            return new UnknownOsSocketCalls("Unity's WebGL and console players offer no POSIX or Winsock socket calls that P/Invoke can reach (the library has no binding for a closed SDK).");
 #else
-            if (RuntimeInformation.IsOSPlatform(OSPlatform.Linux)) return new LinuxSocketCalls();
-            if (RuntimeInformation.IsOSPlatform(OSPlatform.OSX)) return new DarwinSocketCalls();
-            if (RuntimeInformation.IsOSPlatform(OSPlatform.Windows)) return new WindowsSocketCalls();
-            return new UnknownOsSocketCalls();
+            chosenBy = "from RuntimeInformation at run time";
+            if (RuntimeSays(OSPlatform.Linux)) return new LinuxSocketCalls();
+            if (RuntimeSays(OSPlatform.OSX)) return new DarwinSocketCalls();
+            if (RuntimeSays(OSPlatform.Windows)) return new WindowsSocketCalls();
+            return new UnknownOsSocketCalls("The runtime names none of Linux, macOS and Windows as this operating system"
+                + " (IL2CPP answers so for every player but those three), so the library does not know its socket calls.");
+#endif
+        }
+
+        private static bool RuntimeSays(OSPlatform platform)
+        {
+#if WHEREALLOCATION_CHECK_OS_UNKNOWN
+            // Only in the checks' builds (scripts/unity-builds.sh): answers as IL2CPP does on Android, consoles and WebGL.
+            return false;
+#else
+            return RuntimeInformation.IsOSPlatform(platform);
 #endif
         }
 
@@ -43,8 +85,17 @@ namespace WhereAllocation
         /// <summary>The layout of the OS's sockaddr_in / sockaddr_in6.</summary>
         internal abstract SockaddrFormat Format { get; }
 
-        /// <summary>True when this OS's socket library answers through P/Invoke in this process (one harmless call).</summary>
-        internal abstract bool Probe();
+        /// <summary>
+        /// Null when this OS's socket library answers through P/Invoke in this process (one harmless call); otherwise why
+        /// not, with the exception the call threw (any exception: IL2CPP's stubs can throw NotSupportedException too).
+        /// </summary>
+        internal abstract string? Probe();
+
+        /// <summary>The text <see cref="Probe"/> returns for an exception <paramref name="e"/> of its call to <paramref name="library"/>.</summary>
+        protected string ProbeFailed(string library, Exception e)
+        {
+            return "P/Invoke cannot call " + library + " for " + Name + " in this process (" + e.GetType().FullName + ": " + e.Message + ").";
+        }
 
         /// <summary>
         /// Receives one queued datagram without waiting for one. Returns the datagram's length, which is more

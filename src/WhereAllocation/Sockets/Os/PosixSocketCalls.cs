@@ -62,15 +62,18 @@ namespace WhereAllocation
             return error == SocketError.Interrupted ? 0 : -1;
         }
 
-        internal override bool Probe()
+        internal override string? Probe()
         {
             try
             {
                 Libc.GetPid();
-                return true;
+                return null;
             }
-            catch (DllNotFoundException) { return false; }
-            catch (EntryPointNotFoundException) { return false; }
+            catch (Exception e)
+            {
+                // DllNotFoundException, EntryPointNotFoundException; under IL2CPP also NotSupportedException from a stub.
+                return ProbeFailed("the C library (\"" + Libc.Lib + "\")", e);
+            }
         }
 
         internal override long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error)

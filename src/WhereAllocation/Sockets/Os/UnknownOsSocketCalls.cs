@@ -3,14 +3,22 @@ using System.Net.Sockets;
 
 namespace WhereAllocation
 {
-    /// <summary>An OS whose socket ABI the library does not know: the native path is not offered, and the runtime's paths run instead.</summary>
+    /// <summary>
+    /// An OS whose socket ABI the library does not know, or a Unity player with no socket calls P/Invoke can reach: the
+    /// native path is not offered, and the runtime's paths run instead (on netstandard2.1, the allocating Managed path,
+    /// which DatagramPaths reports once unless chosen).
+    /// </summary>
     internal sealed unsafe class UnknownOsSocketCalls : OsSocketCalls
     {
+        private readonly string _why;
+
+        internal UnknownOsSocketCalls(string why) => _why = why;
+
         internal override string Name => "This operating system";
 
         internal override SockaddrFormat Format => SockaddrFormat.Linux;
 
-        internal override bool Probe() => false;
+        internal override string? Probe() => _why;
 
         internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error) => throw Unsupported();
 

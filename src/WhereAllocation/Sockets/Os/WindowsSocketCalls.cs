@@ -32,16 +32,19 @@ namespace WhereAllocation
 
         internal override SockaddrFormat Format => SockaddrFormat.Windows;
 
-        internal override bool Probe()
+        internal override string? Probe()
         {
             try
             {
                 // A poll of nothing: answers at once (with an error or 0); only a missing library or symbol throws.
                 Ws2_32.WsaPoll(null, 0, 0);
-                return true;
+                return null;
             }
-            catch (DllNotFoundException) { return false; }
-            catch (EntryPointNotFoundException) { return false; }
+            catch (Exception e)
+            {
+                // DllNotFoundException, EntryPointNotFoundException; under IL2CPP also NotSupportedException from a stub.
+                return ProbeFailed("ws2_32", e);
+            }
         }
 
         internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)

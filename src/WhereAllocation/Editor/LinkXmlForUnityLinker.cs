@@ -1,0 +1,35 @@
+using System.IO;
+using UnityEditor.Build;
+using UnityEditor.Build.Reporting;
+using UnityEditor.UnityLinker;
+
+namespace WhereAllocation.Editor
+{
+    /// <summary>
+    /// Hands Unity's linker the package's link.xml on every player build. Unity reads link.xml files by itself only under
+    /// Assets/, never inside a package; a package's Editor code passes its own through this callback instead. The file keeps
+    /// <c>Socket.get_SafeHandle</c>, so that the native datagram path reaches a socket's handle through the property
+    /// rather than through the field that holds it (both are allocation free; see docs/UNITY.md).
+    /// </summary>
+    internal sealed class LinkXmlForUnityLinker : IUnityLinkerProcessor
+    {
+        /// <summary>The package's name in its package.json: Unity resolves "Packages/&lt;name&gt;/..." wherever the package lives.</summary>
+        internal const string PackageName = "com.where-allocation.core";
+
+        /// <summary>Before callbacks of a higher order; the order does not matter to the linker, which reads every file returned.</summary>
+        public int callbackOrder => 0;
+
+        /// <summary>The absolute path of the package's link.xml.</summary>
+        /// <exception cref="BuildFailedException">The file is missing: the package was installed incompletely.</exception>
+        public string GenerateAdditionalLinkXmlFile(BuildReport report, UnityLinkerBuildPipelineData data)
+        {
+            // Unity maps the virtual Packages/ folder to the package's real folder (embedded, local, git or registry) for
+            // Path.GetFullPath, as its manual on package paths documents.
+            string path = Path.GetFullPath("Packages/" + PackageName + "/link.xml");
+            if (!File.Exists(path))
+                throw new BuildFailedException("where-allocation: the package's link.xml is missing at " + path
+                    + "; without it the linker removes Socket.get_SafeHandle and the library reaches the socket's handle through its field instead.");
+            return path;
+        }
+    }
+}

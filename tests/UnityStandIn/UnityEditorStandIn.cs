@@ -1,0 +1,78 @@
+// A stand-in for the few Unity Editor types the package's Editor assembly (src/WhereAllocation/Editor) uses, with the
+// signatures of Unity's scripting reference (2021.2 to 6000.x), so that CI compiles that code without a Unity Editor.
+// Compiling against it proves that the Editor code names these types and members as documented and is valid C# 9; it
+// proves nothing about what Unity does with the callback (that needs an Editor and a player build). Never imported by
+// Unity: it lives outside the package folder.
+using System;
+
+namespace UnityEditor.Build
+{
+    /// <summary>Stand-in: UnityEditor.Build.IOrderedCallback (property callbackOrder).</summary>
+    public interface IOrderedCallback
+    {
+        /// <summary>Stand-in: the order in which callbacks run, lowest first.</summary>
+        int callbackOrder { get; }
+    }
+
+    /// <summary>Stand-in: UnityEditor.Build.IUnityLinkerProcessor as of 2021.2 (OnBeforeRun and OnAfterRun were removed then).</summary>
+    public interface IUnityLinkerProcessor : IOrderedCallback
+    {
+        /// <summary>Stand-in: returns the path of a link.xml file for UnityLinker; a relative path is taken from the working directory.</summary>
+        string GenerateAdditionalLinkXmlFile(Reporting.BuildReport report, UnityLinker.UnityLinkerBuildPipelineData data);
+    }
+
+    /// <summary>Stand-in: UnityEditor.Build.BuildFailedException, which a build callback throws to stop the build.</summary>
+    public class BuildFailedException : Exception
+    {
+        /// <summary>Stand-in: the constructor with a message.</summary>
+        public BuildFailedException(string message) : base(message)
+        {
+        }
+
+        /// <summary>Stand-in: the constructor with an inner exception.</summary>
+        public BuildFailedException(Exception innerException) : base(innerException?.Message, innerException)
+        {
+        }
+    }
+}
+
+namespace UnityEditor.Build.Reporting
+{
+    /// <summary>Stand-in: UnityEditor.Build.Reporting.BuildReport (sealed; made by Unity only).</summary>
+    public sealed class BuildReport
+    {
+        internal BuildReport()
+        {
+        }
+    }
+}
+
+namespace UnityEditor.UnityLinker
+{
+    /// <summary>Stand-in: UnityEditor.UnityLinker.UnityLinkerBuildPipelineData.</summary>
+    public sealed class UnityLinkerBuildPipelineData
+    {
+        /// <summary>Stand-in: the build target.</summary>
+        public BuildTarget target;
+
+        /// <summary>Stand-in: the folder of the assemblies UnityLinker reads.</summary>
+        public string inputDirectory = "";
+
+        /// <summary>Stand-in: the constructor.</summary>
+        public UnityLinkerBuildPipelineData(BuildTarget target, string inputDirectory)
+        {
+            this.target = target;
+            this.inputDirectory = inputDirectory;
+        }
+    }
+}
+
+namespace UnityEditor
+{
+    /// <summary>Stand-in: UnityEditor.BuildTarget (values omitted: the Editor code does not read them).</summary>
+    public enum BuildTarget
+    {
+        /// <summary>Stand-in.</summary>
+        NoTarget = -2,
+    }
+}
