@@ -15,6 +15,13 @@ namespace WhereAllocation.AllocationTable
         {
             string runtime = Type.GetType("Mono.Runtime") != null ? "Mono" : "CoreCLR";
             Console.WriteLine($"# bytes allocated per call, {runtime} ({RuntimeInformation.FrameworkDescription}), {RuntimeInformation.OSDescription}");
+            // The counter must first see a known allocation: under Mono's Boehm collector it says 0 for everything.
+            long seen = CanarySeen();
+            if (seen < 1000)
+            {
+                Console.WriteLine($"no allocation counter on this runtime: GC.GetAllocatedBytesForCurrentThread saw {seen} B of a byte[1000] canary; no table (it would say 0 everywhere)");
+                return 3;
+            }
             Console.WriteLine("| runtime | path | family | operation | bytes/call |");
             Console.WriteLine("|---|---|---|---|---|");
             foreach (string family in new[] { "IPv4", "IPv6", "dual-mode" })
@@ -35,6 +42,17 @@ namespace WhereAllocation.AllocationTable
                 DatagramPaths.Reset();
             }
             return 0;
+        }
+
+        private static object? _canary;
+
+        private static long CanarySeen()
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            _canary = new byte[1000];
+            long seen = GC.GetAllocatedBytesForCurrentThread() - before;
+            _canary = null;
+            return seen;
         }
 
         private static void Row(string runtime, string path, string family, string operation, double bytes)

@@ -20,6 +20,15 @@ void Check(bool ok, string what)
 Console.WriteLine($"where-allocation {typeof(EndPointKey).Assembly.GetName().Version} on {System.Runtime.InteropServices.RuntimeInformation.FrameworkDescription}"
     + $" (dynamic code: {RuntimeFeature.IsDynamicCodeSupported}), datagram path: {DatagramPaths.Active}");
 Check(DatagramPaths.Active == DatagramPath.Native, "the native path is the one in use");
+// The meters first: each must see a byte[1000] canary, or every 0 below would mean nothing (under Boehm the thread's
+// counter says 0 whatever is allocated; under IL2CPP it throws).
+object? canary = null;
+long canaryBefore = GC.GetAllocatedBytesForCurrentThread(), totalBefore = GC.GetTotalAllocatedBytes(true);
+canary = new byte[1000];
+long canaryThread = GC.GetAllocatedBytesForCurrentThread() - canaryBefore, canaryTotal = GC.GetTotalAllocatedBytes(true) - totalBefore;
+GC.KeepAlive(canary);
+Check(canaryThread >= 1000, $"the thread's allocation counter sees a byte[1000] canary ({canaryThread} B)");
+Check(canaryTotal >= 1000, $"the process's allocation counter sees a byte[1000] canary ({canaryTotal} B)");
 
 using var a = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
 using var b = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);

@@ -14,6 +14,7 @@ namespace WhereAllocation.Samples.DatagramServer
     {
         public static int Main(string[] args)
         {
+            if (FrameTimesOptions.Wanted(args) && Array.IndexOf(args, "--help") < 0) return FrameTimesScenario.RunAll(args);
             Options options;
             try
             {
@@ -27,6 +28,8 @@ namespace WhereAllocation.Samples.DatagramServer
             if (options.ShowHelp)
             {
                 Console.WriteLine(Options.Help);
+                Console.WriteLine();
+                Console.WriteLine(FrameTimesOptions.Help);
                 return 0;
             }
             if (options.CheckFormat) return FormatSelfTest.Run() == 0 ? 0 : 3;
@@ -91,6 +94,7 @@ namespace WhereAllocation.Samples.DatagramServer
             Console.WriteLine("workload: " + report.Workload);
             Console.WriteLine("library path: " + report.LibraryPath + "; results go to " + output);
             foreach (string absent in report.Absent) Console.WriteLine("absent: " + absent);
+            if (!FrameCounters.HasAllocationCounter) Console.WriteLine("allocation counter: " + AllocationCanary.NoCounter + " (it did not see a byte[" + AllocationCanary.Length + "] canary): bytes are left empty, collections show the cost");
 
             string? nativeDirectory = NativeTools.Locate(options.NativeDirectory);
             if (nativeDirectory == null) throw new InvalidOperationException("bench/native not found; pass --native-dir");

@@ -9,7 +9,7 @@
 #   a median and spread per method in summary.csv and a row per method and round in rounds.csv,
 #   bytes_per_datagram = 0 and gen0 = 0 for the library rows (library-async included) and the library's shards,
 #   the seed's async loop seen allocating, every shard of a group given datagrams, both shard receivers at every
-#   shard count, and 0 B/frame in the library tick.
+#   shard count, and 0 B/frame in the library tick; then the frame-time mode briefly on CoreCLR, Mono and mono-boehm.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 count=${COUNT:-12000}
@@ -151,6 +151,39 @@ for runtime in coreclr mono; do
   for m in library library-batch; do
     check "$runtime stream $m: bytes_per_datagram = 0, gen0 = 0" equals "$(field "$sdir/results.csv" $m bytes_per_datagram),$(field "$sdir/results.csv" $m gen0)" "0,0"
   done
+done
+
+# The frame-time mode, briefly, on the three runtimes (Boehm included): the structure of what it writes, nothing lost,
+# no collection in the library's frames and, where the runtime has an allocation counter, 0 B per library frame.
+# Speed and the percentiles are not checked (a benchmark's figures).
+frames_header='runtime,rate,way,frames,p50_ms,p99_ms,p999_ms,max_ms,over_budget,collections,frames_with_collection,longest_pause_ms,pause_source,bytes_per_frame,p99_over_p50,slow_frames,slow_preempted,slow_collecting,live_heap_mb'
+for runtime in coreclr mono mono-boehm; do
+  case $runtime in
+    coreclr) run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll) ;;
+    mono) run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
+    mono-boehm) run=(mono-boehm --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
+  esac
+  fdir="$out/$runtime-frames"
+  timeout 120 "${run[@]}" --frame-times --frames 20 --frame-rates 60,0 --live-heap-mb 8 --frame-clients 2 --frame-entities 16 --frame-warmup 5 \
+    --out "$fdir" >"$out/$runtime-frames.txt" 2>&1
+  status=$?
+  tail -n 6 "$out/$runtime-frames.txt"
+  f="$fdir/frametimes.csv"
+  check "$runtime frame times: exit 0 (nothing lost)" equals "$status" 0
+  check "$runtime frame times: frametimes.csv has exactly its header" equals "$(head -n 1 "$f" 2>/dev/null)" "$frames_header"
+  check "$runtime frame times: one row per way and rate, labelled $runtime" equals "$(tail -n +2 "$f" 2>/dev/null | cut -d, -f1-4 | sort | tr '\n' ' ')" \
+    "$runtime,0,allocating,20 $runtime,0,library,20 $runtime,60,allocating,20 $runtime,60,library,20 "
+  check "$runtime frame times: frames.csv has every frame" equals "$(tail -n +2 "$fdir/frames.csv" 2>/dev/null | wc -l)" 80
+  check "$runtime frame times: the chart marks the 16.7 ms budget" grep -q "16.7 ms" "$fdir/frametimes.svg"
+  check "$runtime frame times: no collection in the library's frames" equals \
+    "$(awk -F, '$3 == "library" { print $10 }' "$f" 2>/dev/null | sort -u)" 0
+  if [ "$runtime" = mono-boehm ]; then
+    check "$runtime frame times: says it has no allocation counter, and leaves B/frame empty rather than 0" equals \
+      "$(grep -c "no allocation counter on this runtime" "$out/$runtime-frames.txt"),$(awk -F, 'NR > 1 { print $14 }' "$f" | sort -u | tr -d '\n')" "1,"
+  else
+    check "$runtime frame times: library 0 B per frame, the allocating way more" awk -F, \
+      'NR > 1 && $3 == "library" && $14 != "0" { bad = 1 } NR > 1 && $3 == "allocating" && !($14 > 0) { bad = 1 } NR > 1 { n++ } END { exit bad || n != 4 }' "$f"
+  fi
 done
 
 echo "$passed passed, $failed failed"

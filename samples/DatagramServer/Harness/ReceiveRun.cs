@@ -116,7 +116,8 @@ namespace WhereAllocation.Samples.DatagramServer
                 CpuNanoseconds = Linux.ProcessCpuNanoseconds() - _cpuBefore;
                 return;
             }
-            AllocatedBytes = GC.GetAllocatedBytesForCurrentThread() - _allocatedBefore;
+            // Under Boehm the thread's counter says 0 whatever was allocated: no figure then, rather than a false 0.
+            AllocatedBytes = FrameCounters.HasAllocationCounter ? GC.GetAllocatedBytesForCurrentThread() - _allocatedBefore : (long?)null;
             CpuNanoseconds = _gated ? _cpuInRounds : Linux.ThreadCpuNanoseconds() - _cpuBefore;
         }
 

@@ -98,7 +98,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 row.FillCpuNs.Add((double)cpu / read);
                 row.SmallestShare = Math.Min(row.SmallestShare, (double)fewest * shardCount / read);
             }
-            row.AllocatedBytes = (row.AllocatedBytes ?? 0) + allocated;
+            row.AllocatedBytes = FrameCounters.HasAllocationCounter ? (row.AllocatedBytes ?? 0) + allocated : (long?)null; // none under Boehm: its counter says 0
             // Every shard's datagrams, the warm-up fill's included (they were sent); a sequence two shards saw is a duplicate.
             ulong[] union = new ulong[readers[0].Seen.Length];
             foreach (ShardReader r in readers)

@@ -36,7 +36,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 while (!thread.Join(200)) progress.Show("tick " + way.Name, "running");
                 if (failure != null) throw new InvalidOperationException("tick " + way.Name + " failed: " + failure.Message, failure);
                 rows.Add(row!);
-                progress.Done("tick " + way.Name, Progress.Count((long)row!.BytesPerFrame) + " B/frame, " + row.Gen0 + " gen0, lost " + row.Lost);
+                progress.Done("tick " + way.Name, (row!.BytesPerFrame == null ? AllocationCanary.NoCounter : Progress.Count((long)row.BytesPerFrame.Value) + " B/frame") + ", " + row.Gen0 + " gen0, lost " + row.Lost);
             }
             return rows;
         }
@@ -258,6 +258,7 @@ namespace WhereAllocation.Samples.DatagramServer
 
         public double FramesPerSecond => Seconds > 0 ? Frames / Seconds : 0;
 
-        public double BytesPerFrame => Frames > 0 ? (double)AllocatedBytes / Frames : 0;
+        /// <summary>Bytes per frame; null where the thread's counter was not seen to count (Boehm: it says 0 whatever is allocated).</summary>
+        public double? BytesPerFrame => !FrameCounters.HasAllocationCounter ? (double?)null : Frames > 0 ? (double)AllocatedBytes / Frames : 0;
     }
 }

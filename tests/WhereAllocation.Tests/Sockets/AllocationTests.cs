@@ -64,15 +64,16 @@ namespace WhereAllocation.Tests
             for (int i = 0; i < Round; i++) pair.Client.SendTo(payload, pair.ServerTarget);
             for (int i = 0; i < Round; i++) pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
             long bytes = long.MaxValue;
+            using AllocationWindow window = AllocationWindow.Open(Calls);
             for (int pass = 0; pass < 3 && bytes != 0; pass++)
             {
                 long total = 0;
-                for (int round = 0; round < Calls / Round; round++)
+                for (int round = 0; round < (window.Calls + Round - 1) / Round; round++)
                 {
                     for (int i = 0; i < Round; i++) pair.Client.SendTo(payload, pair.ServerTarget);
-                    long before = GC.GetAllocatedBytesForCurrentThread();
+                    long before = window.Read();
                     for (int i = 0; i < Round; i++) pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
-                    total += GC.GetAllocatedBytesForCurrentThread() - before;
+                    total += window.Read() - before;
                 }
                 bytes = Math.Min(bytes, total);
             }

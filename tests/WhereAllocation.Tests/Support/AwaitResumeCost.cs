@@ -22,14 +22,16 @@ namespace WhereAllocation.Tests
             {
                 var source = new Source();
                 const int WarmUp = 2000;
+                using AllocationWindow window = AllocationWindow.Open(awaits);
+                awaits = window.Calls;
                 // One await more than the resumes measured: the last resume, outside the rounds, ends the loop.
                 Task loop = Loop(source, WarmUp + 3 * awaits + 1);
                 for (int i = 0; i < WarmUp; i++) source.Resume();
                 for (int round = 0; round < 3; round++)
                 {
-                    long before = GC.GetAllocatedBytesForCurrentThread();
+                    long before = window.Read();
                     for (int i = 0; i < awaits; i++) source.Resume();
-                    least = Math.Min(least, GC.GetAllocatedBytesForCurrentThread() - before);
+                    least = Math.Min(least, window.Read() - before);
                 }
                 source.Resume();
                 if (!loop.IsCompleted) throw new InvalidOperationException("the loop did not end with its last resume");
