@@ -1,0 +1,7 @@
+namespace WhereAllocation.Samples.DatagramServer
+{
+    internal static class ScaleMode
+    {
+        public static int Run(Options options) => 1;
+    }
+}
