@@ -14,6 +14,8 @@ status=0
 echo "== CoreCLR"
 dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll --out results/coreclr "$@" || status=$?
 case " $* " in *" --help "*|*" -h "*) exit "$status" ;; esac
+# --mode send and --mode scale print their own tables (send.md, scale.md) and take minutes each: not in the default run.
+case " $* " in *" --mode send "*|*" --mode scale "*) skip_results=1 ;; *) skip_results=0 ;; esac
 echo
 echo "== Mono"
 mono samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll --out results/mono "$@" || status=$?
@@ -29,7 +31,7 @@ if [ "${FRAME_TIMES:-1}" != 0 ]; then
   echo
 fi
 for runtime in coreclr mono; do
-  [ -f "results/$runtime/results.md" ] && cat "results/$runtime/results.md" && echo
+  [ "$skip_results" = 0 ] && [ -f "results/$runtime/results.md" ] && cat "results/$runtime/results.md" && echo
 done
 for runtime in coreclr mono mono-boehm; do
   [ -f "results/$runtime/frametimes.md" ] && cat "results/$runtime/frametimes.md" && echo

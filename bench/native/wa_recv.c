@@ -64,7 +64,8 @@ static void usage(FILE *f)
         "  --ready-file PATH          write the bound port there once bound\n"
         "  --drain                    wait until the receive queue stops growing,\n"
         "                             then time only the loop that empties it\n"
-        "  --no-check                 do not validate datagrams, only count them\n",
+        "  --no-check                 do not validate datagrams, only count them\n"
+        "  --read-sender              take each datagram's sender address too (msg_name)\n",
         MAX_BATCH, MAX_COUNT);
 }
 
@@ -121,11 +122,13 @@ int main(int argc, char **argv)
     struct receiver_options opt = receiver_defaults();
     long long idle_ms = 500;
     int drain = 0;
+    int read_sender = 0;
 
     static const struct option opts[] = {
         RECEIVER_OPTIONS,
         { "idle-ms", required_argument, NULL, 'i' },
         { "drain", no_argument, NULL, 'D' },
+        { "read-sender", no_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
@@ -137,6 +140,7 @@ int main(int argc, char **argv)
             switch (o) {
             case 'i': bad = wa_parse_i64(optarg, 1, 3600000, &idle_ms); break;
             case 'D': drain = 1; break;
+            case 'S': read_sender = 1; break;
             case 'H': usage(stdout); return 0;
             default: usage(stderr); return 2;
             }
@@ -217,7 +221,9 @@ int main(int argc, char **argv)
     char *ctl = malloc(nb * CTL_SPACE);
     struct iovec *iov = calloc(nb, sizeof(*iov));
     struct mmsghdr *msgs = calloc(nb, sizeof(*msgs));
-    if (!st.seen || !data || !ctl || !iov || !msgs) {
+    struct sockaddr_storage *names = calloc(nb, sizeof(*names));
+    uint64_t sender_sum = 0; /* --read-sender: every sender's port, summed, so the read is real */
+    if (!st.seen || !data || !ctl || !iov || !msgs || !names) {
         fprintf(stderr, "wa-recv: out of memory\n");
         return 1;
     }
@@ -231,6 +237,10 @@ int main(int argc, char **argv)
         msgs[i].msg_hdr.msg_iovlen = 1;
         msgs[i].msg_hdr.msg_control = ctl + i * CTL_SPACE;
         msgs[i].msg_hdr.msg_controllen = CTL_SPACE;
+        if (read_sender) {
+            msgs[i].msg_hdr.msg_name = &names[i];
+            msgs[i].msg_hdr.msg_namelen = sizeof(names[i]);
+        }
     }
 
     /* ---- tell the driver we are ready ---- */
@@ -275,6 +285,8 @@ int main(int argc, char **argv)
              * SO_RXQ_OVFL drop counter only comes as a control message. */
             struct msghdr *m = &msgs[0].msg_hdr;
             m->msg_controllen = CTL_SPACE;
+            if (read_sender)
+                m->msg_namelen = sizeof(names[0]);
             ssize_t r = recvmsg(fd, m, wait_flags);
             if (r >= 0) {
                 msgs[0].msg_len = (unsigned)r;
@@ -285,8 +297,11 @@ int main(int argc, char **argv)
         } else {
             /* the kernel overwrites msg_controllen of every entry it
              * filled; reset those that the previous call used */
-            for (size_t i = 0; i < used; i++)
+            for (size_t i = 0; i < used; i++) {
                 msgs[i].msg_hdr.msg_controllen = CTL_SPACE;
+                if (read_sender)
+                    msgs[i].msg_hdr.msg_namelen = sizeof(names[i]);
+            }
             n = recvmmsg(fd, msgs, (unsigned)nb, drain ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
             used = n > 0 ? (size_t)n : 0;
         }
@@ -303,9 +318,12 @@ int main(int argc, char **argv)
             }
             t_last = now;
             st.calls++;
-            for (int i = 0; i < n; i++)
+            for (int i = 0; i < n; i++) {
                 account(&st, data + (size_t)i * sz, msgs[i].msg_len,
                         msgs[i].msg_hdr.msg_flags);
+                if (read_sender)
+                    sender_sum += ((const struct sockaddr_in *)&names[i])->sin_port;
+            }
             st.drops_cmsg = drops_from_cmsg(&msgs[n - 1].msg_hdr);
         } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
                    errno != EINTR) {
@@ -347,6 +365,8 @@ int main(int argc, char **argv)
      * is the bottleneck, wall-clock datagrams_per_s only shows the
      * sender's rate; CPU time per datagram shows the receiver's cost. */
     report_cpu("wa-recv", &ru0, &ru1, st.received);
+    if (read_sender)
+        fprintf(stderr, "wa-recv: sender port sum %llu\n", (unsigned long long)sender_sum);
 
     double seconds = got_any ? (double)(t_last - t_first) / 1e9 : 0.0;
     double per_s, ns_per;

@@ -11,6 +11,10 @@ namespace WhereAllocation.Samples.DatagramServer
         Drain,
         /// <summary>The sender runs at full speed while the receiver reads: the view under a saturating sender.</summary>
         Stream,
+        /// <summary>The send half: one datagram per tick to each of N destinations, and bursts to one peer (Send/).</summary>
+        Send,
+        /// <summary>N distinct senders filling the queue, drained with a peer lookup per datagram (Scale/).</summary>
+        Scale,
     }
 
     /// <summary>The command line. <see cref="Help"/> is what --help prints.</summary>
@@ -43,6 +47,7 @@ namespace WhereAllocation.Samples.DatagramServer
         public int ShardFills { get; private set; } = 4;
         public int ShardFill { get; private set; } = 6000;
         public int Sources { get; private set; } = 1024;
+        public List<int> PeerCounts { get; private set; } = new List<int> { 1, 100, 1000, 10000 };
         public string? NativeDirectory { get; private set; }
         public bool ShowHelp { get; private set; }
         public bool CheckFormat { get; private set; }
@@ -66,6 +71,11 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --mode M           drain:  the sender fills the receive queue first, then the receiver drains it
                              alone, in fills of --drain-round datagrams; only draining is timed (default)
                      stream: the C sender saturates the receiver while it reads
+                     send:   the send half: one datagram per tick to each of --peers destinations (library
+                             one-call and batch, bare P/Invoke, bench/native's wa-fanout), then bursts to
+                             one peer with segmentation offload on and off; writes send.md
+                     scale:  drain mode from --peers distinct senders, each datagram's sender looked up in a
+                             PeerTable; writes scale.md
   --rounds K         interleaved rounds: every method once per round, in the same order (method A, B, C,
                      ..., A, B, C, ...); the tables give each method's median and spread over the rounds
                      (default 5 in drain mode, 1 in stream mode)
@@ -89,6 +99,7 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
                      the library (DatagramShards + DatagramBatch) beside bench/native's wa-shards
   --shard-fills F    queue fills per shard count, receiver and round (default 4)
   --shard-fill N     datagrams per shard in one fill (default 6000; all shards' queues are filled at once)
+  --peers LIST       destinations (send) or senders (scale), e.g. 1,100,1000,10000 (the default)
   --sources K        source ports the sender spreads a shard fill over (default 1024)
   --tick-frames F    frames of the tick scenario (default 20; 0 = skip it)
   --tick-clients K   client sockets in the tick scenario (default 4)
@@ -132,6 +143,8 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                     case "--mode":
                         if (value == "stream") o.Mode = RunMode.Stream;
                         else if (value == "drain") o.Mode = RunMode.Drain;
+                        else if (value == "send") o.Mode = RunMode.Send;
+                        else if (value == "scale") o.Mode = RunMode.Scale;
                         else throw new ArgumentException("--mode must be stream or drain");
                         break;
                     case "--methods":
@@ -157,6 +170,7 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                     case "--shards": o.ShardCounts = ShardList(value); break;
                     case "--shard-fills": o.ShardFills = (int)Number(name, value, 1, 1000); break;
                     case "--shard-fill": o.ShardFill = (int)Number(name, value, 1, 1_000_000); break;
+                    case "--peers": o.PeerCounts = PeerList(value); break;
                     case "--sources": o.Sources = (int)Number(name, value, 1, 1024); break;
                     case "--tick-frames": o.TickFrames = (int)Number(name, value, 0, 1_000_000); break;
                     case "--tick-clients": o.TickClients = (int)Number(name, value, 1, 64); break;
@@ -169,7 +183,7 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                 }
             }
             if (!countGiven) o.Count = o.Mode == RunMode.Drain ? DefaultDrainCount : DefaultStreamCount;
-            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Drain ? DefaultDrainRounds : 1;
+            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Stream ? 1 : DefaultDrainRounds;
             if (o.BufferSize <= o.Size) throw new ArgumentException("--buffer must be larger than --size, so that a longer datagram shows up as cut");
             return o;
         }
@@ -179,6 +193,14 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
         {
             var counts = new List<int>();
             for (int n = 1; n <= Math.Min(Environment.ProcessorCount, 64); n++) counts.Add(n);
+            return counts;
+        }
+
+        private static List<int> PeerList(string value)
+        {
+            var counts = new List<int>();
+            foreach (string part in value.Split(new[] { ',' }, StringSplitOptions.RemoveEmptyEntries)) counts.Add((int)Number("--peers", part.Trim(), 1, 10000));
+            if (counts.Count == 0) throw new ArgumentException("--peers needs at least one count");
             return counts;
         }
 

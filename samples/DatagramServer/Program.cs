@@ -39,6 +39,9 @@ namespace WhereAllocation.Samples.DatagramServer
                 return 1;
             }
 
+            if (options.Mode == RunMode.Send) return SendMode.Run(options);
+            if (options.Mode == RunMode.Scale) return ScaleMode.Run(options);
+
             IReadOnlyList<ReceiverMethod> registry = MethodRegistry.All();
             var selected = new List<ReceiverMethod>();
             var report = new RunReport

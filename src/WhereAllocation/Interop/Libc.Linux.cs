@@ -57,6 +57,14 @@ namespace WhereAllocation.Interop
         [DllImport(LinuxLib, EntryPoint = "sendmmsg", SetLastError = true)]
         internal static extern int SendMMsg(int fd, LinuxMMsgHdr* messages, uint count, int flags);
 
+        /// <summary>
+        /// One datagram into the scatter list of <paramref name="message"/> (Linux's msghdr), with its control messages
+        /// (a coalesced datagram's segment size). With MSG_PEEK | MSG_TRUNC it returns the queued datagram's real length
+        /// and leaves it queued.
+        /// </summary>
+        [DllImport(LinuxLib, EntryPoint = "recvmsg", SetLastError = true)]
+        internal static extern nint RecvMsg(int fd, LinuxMsgHdr* message, int flags);
+
         /// <summary>Linux 2.5.8+: the CPUs thread <paramref name="pid"/> (0: the calling thread) may run on, as a bit mask of <paramref name="maskBytes"/> bytes.</summary>
         [DllImport(LinuxLib, EntryPoint = "sched_setaffinity", SetLastError = true)]
         internal static extern int SchedSetAffinity(int pid, nuint maskBytes, ulong* mask);

@@ -13,6 +13,7 @@ namespace WhereAllocation
         /// </summary>
         private int SendMultiMessage(IntPtr raw, int start, int end, out SocketError error)
         {
+            if (_segmentation && end - start > 1) return SendSegmented(raw, start, end, out error);
             int sent = NativeDatagramIO.Os.SendMany(raw, _messages + start, end - start, out error);
             return sent > 0 ? sent : 0;
         }

@@ -119,7 +119,8 @@ namespace WhereAllocation
             int namesAt = AlignUp(iovecsAt + capacity * sizeof(Libc.IoVec), Alignment);
             int errorsAt = AlignUp(namesAt + capacity * SockaddrLayout.StorageSize, Alignment);
             int buffersAt = AlignUp(errorsAt + capacity * sizeof(int), 64);
-            int total = buffersAt + capacity * _stride; // at most about 64 MiB, so int is enough
+            int segmentationAt = AlignUp(buffersAt + capacity * _stride, 64);
+            int total = segmentationAt + SegmentationBytes(capacity); // at most about 64 MiB, so int is enough
 
             _memory = AllocateNative(total);
             _memoryBytes = total;
@@ -139,6 +140,7 @@ namespace WhereAllocation
                 _messages[i].Header.Iov = _iovecs + i;
                 _messages[i].Header.IovLength = 1;
             }
+            InitSegmentation(block + segmentationAt);
         }
 
         /// <summary>
@@ -544,8 +546,8 @@ namespace WhereAllocation
                 while (true)
                 {
                     SocketError error;
-                    int received = _mode == DatagramBatchMode.MultiMessage
-                        ? NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error)
+                    int received = _coalescedReceive ? ReceiveCoalesced(raw, out error)
+                        : _mode == DatagramBatchMode.MultiMessage ? NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error)
                         : ReceiveSingleCallsNative(raw, out error);
                     if (received > 0) return received;
                     if (error == SocketError.Interrupted) continue;

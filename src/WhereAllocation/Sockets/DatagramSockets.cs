@@ -9,7 +9,7 @@ namespace WhereAllocation
     /// every runtime and OS: no port shared with another socket by accident, no connection-reset reports on
     /// Windows, and the drop counter and real buffer sizes where the OS keeps them.
     /// </summary>
-    public static class DatagramSockets
+    public static partial class DatagramSockets
     {
         /// <summary>
         /// A new UDP socket of <paramref name="family"/>, unbound, hardened with <see cref="Harden"/>. Bind it (or

@@ -10,7 +10,7 @@ namespace WhereAllocation
     /// length of a cut one), <c>sendto</c> with MSG_DONTWAIT, <c>poll</c>, and <c>recvmmsg</c>/<c>sendmmsg</c>
     /// for batches. Constants and error numbers are those of Linux on x86-64 and arm64.
     /// </summary>
-    internal sealed unsafe class LinuxSocketCalls : PosixSocketCalls
+    internal sealed unsafe partial class LinuxSocketCalls : PosixSocketCalls
     {
         private const int MsgPeek = 0x2;
         private const int MsgTrunc = 0x20;     // as an input flag: return the datagram's real length
@@ -173,6 +173,7 @@ namespace WhereAllocation
                 case 24: return SocketError.TooManyOpenSockets; // EMFILE: the process's descriptors are all taken
                 case 88: return SocketError.NotSocket;
                 case 89: return SocketError.DestinationAddressRequired;
+                case 92: return SocketError.ProtocolOption;        // ENOPROTOOPT
                 case 90: return SocketError.MessageSize;
                 case 95: return SocketError.OperationNotSupported;
                 case 97: return SocketError.AddressFamilyNotSupported;

@@ -18,7 +18,7 @@ namespace WhereAllocation
     /// <para>Sockaddrs cross this surface as bytes in the OS's own layout (<see cref="Format"/>), in buffers of
     /// <see cref="SockaddrLayout.StorageSize"/> bytes; parsing them is the caller's business.</para>
     /// </remarks>
-    internal abstract unsafe class OsSocketCalls
+    internal abstract unsafe partial class OsSocketCalls
     {
         /// <summary>The calls of the OS this process runs on.</summary>
         internal static readonly OsSocketCalls Current = Choose(out s_chosenBy);

@@ -1,0 +1,424 @@
+using System;
+using System.Collections.Generic;
+using System.Globalization;
+using System.IO;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Text;
+using System.Threading;
+
+namespace WhereAllocation.Samples.DatagramServer
+{
+    /// <summary>
+    /// Many peers (--mode scale): N distinct senders (sockets bound to 127.2.x.y, so distinct source addresses and ports)
+    /// fill the receive queue, round-robin, so that no two datagrams in a row come from the same sender (for N > 1); then one
+    /// receiver drains it alone and its CPU time per datagram is measured. The library's receivers look every sender up in a
+    /// PeerTable holding all N (the work every server does), and check that the peer found is the one that sent; the floors
+    /// are bare recvfrom / recvmmsg P/Invokes that take the sender's address and do nothing with it; the C rows are
+    /// bench/native's wa-recv --drain --read-sender (no check of the contents). The ratio to N = 1 tells the library's growth
+    /// from the kernel's.
+    /// </summary>
+    internal static unsafe class ScaleScenario
+    {
+        public static readonly string[] Receivers =
+        {
+            "library+lookup", "library-batch+lookup", "library-batch", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup", "c-recvfrom", "c-recvmmsg",
+        };
+
+        public const int Size = 64;
+        private const int Batch = 64;
+
+        [DllImport("libc", EntryPoint = "recvfrom", SetLastError = true)]
+        private static extern nint RecvFrom(int socket, byte* buffer, nuint length, int flags, byte* address, uint* addressLength);
+
+        [DllImport("libc", EntryPoint = "recvmmsg", SetLastError = true)]
+        private static extern int RecvMMsg(int socket, SendNative.MMsgHdr* messages, uint count, int flags, void* timeout);
+
+        public sealed class Row
+        {
+            public string Receiver = "";
+            public int Senders;
+            public List<double> CpuNs = new List<double>();
+            public long Datagrams, Lost, Wrong, Bytes;
+        }
+
+        public static List<Row> Run(Options options, string receiverPath, Action<string> log)
+        {
+            var rows = new List<Row>();
+            int fill = options.DrainRound;
+            foreach (int n in options.PeerCounts)
+            {
+                using (var senders = new Senders(n))
+                using (var receiver = new Receiver(n, senders, options.ReceiveBuffer))
+                {
+                    var byName = new Dictionary<string, Row>();
+                    foreach (string r in Receivers) byName[r] = new Row { Receiver = r, Senders = n };
+                    foreach (string r in Receivers)
+                        if (!r.StartsWith("c-", StringComparison.Ordinal)) receiver.Drain(r, senders, 0, Math.Min(fill, 1000), new Row()); // compile and warm
+                    for (int round = 0; round < options.Rounds; round++)
+                    {
+                        for (int turn = 0; turn < Receivers.Length; turn++)
+                        {
+                            string name = Receivers[(round + turn) % Receivers.Length];
+                            Row row = byName[name];
+                            int offset = (int)((long)round * fill % n); // over the rounds every sender takes part
+                            if (name.StartsWith("c-", StringComparison.Ordinal)) RunC(receiverPath, name.Substring(2), senders, offset, fill, options.ReceiveBuffer, row);
+                            else receiver.Drain(name, senders, offset, fill, row);
+                            log("scale N=" + n + " " + name + ", round " + (round + 1) + ": CPU " + row.CpuNs[row.CpuNs.Count - 1].ToString("F0", CultureInfo.InvariantCulture) + " ns/datagram, lost " + row.Lost + ", wrong " + row.Wrong);
+                        }
+                    }
+                    foreach (string r in Receivers) rows.Add(byName[r]);
+                }
+            }
+            return rows;
+        }
+
+        private static void RunC(string path, string method, Senders senders, int offset, int fill, int receiveBuffer, Row row)
+        {
+            string ready = Path.Combine(Path.GetTempPath(), "wa-scale-" + System.Diagnostics.Process.GetCurrentProcess().Id + ".port");
+            if (File.Exists(ready)) File.Delete(ready);
+            var start = new System.Diagnostics.ProcessStartInfo(path,
+                "--bind 127.0.0.1 --method " + method + " --batch " + Batch + " --count " + fill + " --size 2048 --rcvbuf " + receiveBuffer
+                + " --drain --no-check --read-sender --idle-ms 1000 --max-seconds 60 --ready-file " + ready)
+            { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+            using (var process = System.Diagnostics.Process.Start(start)!)
+            {
+                var error = process.StandardError.ReadToEndAsync();
+                var output = process.StandardOutput.ReadToEndAsync();
+                int port = 0;
+                for (int i = 0; i < 5000 && port == 0; i++)
+                {
+                    if (File.Exists(ready) && int.TryParse(File.ReadAllText(ready).Trim(), NumberStyles.None, CultureInfo.InvariantCulture, out int p)) port = p;
+                    else Thread.Sleep(1);
+                }
+                if (port == 0) throw new InvalidOperationException("wa-recv did not report its port: " + error.Result);
+                senders.Fill(new IPEndPoint(IPAddress.Loopback, port), offset, fill);
+                if (!process.WaitForExit(60_000)) throw new TimeoutException("wa-recv did not end");
+                process.WaitForExit();
+                var values = new Dictionary<string, string>();
+                foreach (string part in output.Result.Trim().Split(' '))
+                {
+                    int eq = part.IndexOf('=');
+                    if (eq > 0) values[part.Substring(0, eq)] = part.Substring(eq + 1);
+                }
+                long received = long.Parse(values["received"], CultureInfo.InvariantCulture);
+                long cpu = NativeTools.CpuNanoseconds(error.Result, "wa-recv");
+                row.CpuNs.Add((double)cpu / Math.Max(1, received));
+                row.Datagrams += received;
+                row.Lost += fill - received;
+            }
+            File.Delete(ready);
+        }
+
+        public static string Markdown(List<Row> rows, List<int> counts, int rounds, int fill)
+        {
+            var text = new StringBuilder();
+            text.Append("| receiver (CPU ns per datagram, median of " + rounds + " rounds) |");
+            foreach (int n in counts) text.Append(" N = " + n.ToString("N0", CultureInfo.InvariantCulture) + " |");
+            foreach (int n in counts) if (n != counts[0]) text.Append(" x N = " + counts[0] + " at " + n.ToString("N0", CultureInfo.InvariantCulture) + " |");
+            text.Append(" B/datagram | lost | wrong peer |\n|---|");
+            for (int i = 0; i < 2 * counts.Count - 1; i++) text.Append("---:|");
+            text.Append("---:|---:|---:|\n");
+            foreach (string r in Receivers)
+            {
+                text.Append("| " + r + " |");
+                long bytes = 0, datagrams = 0, lost = 0, wrong = 0;
+                foreach (int n in counts)
+                {
+                    Row row = Find(rows, r, n);
+                    text.Append(" " + SendNative.Median(row.CpuNs).ToString("F0", CultureInfo.InvariantCulture) + " |");
+                    bytes += row.Bytes;
+                    datagrams += row.Datagrams;
+                    lost += row.Lost;
+                    wrong += row.Wrong;
+                }
+                foreach (int n in counts) if (n != counts[0]) text.Append(" " + Growth(rows, r, n, counts[0]).ToString("F2", CultureInfo.InvariantCulture) + " |");
+                text.Append(" " + (r.StartsWith("c-", StringComparison.Ordinal) ? "-" : ((double)bytes / Math.Max(1, datagrams)).ToString("0.##", CultureInfo.InvariantCulture)) + " | " + lost + " | " + wrong + " |\n");
+            }
+            int last = counts[counts.Count - 1];
+            if (last != counts[0])
+            {
+                text.Append("\nGrowth to N = " + last.ToString("N0", CultureInfo.InvariantCulture) + " beyond the C receiver's on the same traffic (target <= 1.15): library+lookup / c-recvfrom "
+                    + (Growth(rows, "library+lookup", last, counts[0]) / Growth(rows, "c-recvfrom", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + ", library-batch+lookup / c-recvmmsg "
+                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "c-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + "; against the bare P/Invoke floors: library+lookup / raw-recvfrom "
+                    + (Growth(rows, "library+lookup", last, counts[0]) / Growth(rows, "raw-recvfrom", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + ", library-batch+lookup / raw-recvmmsg "
+                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + "; against the floor with the least lookup (the memory a table of N peers costs, which any server pays): library-batch+lookup / raw-recvmmsg+lookup "
+                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg+lookup", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture) + ".\n");
+            }
+            text.Append("\n(" + fill.ToString("N0", CultureInfo.InvariantCulture) + " datagrams of " + Size + " bytes per fill, one fill per row and round, sent round-robin by min(N, fill) of the N senders, starting where the last round stopped)\n");
+            return text.ToString();
+        }
+
+        private static Row Find(List<Row> rows, string receiver, int n) => rows.Find(r => r.Receiver == receiver && r.Senders == n)!;
+
+        private static double Growth(List<Row> rows, string receiver, int n, int baseline) =>
+            SendNative.Median(Find(rows, receiver, n).CpuNs) / SendNative.Median(Find(rows, receiver, baseline).CpuNs);
+
+        /// <summary>The least a lookup can be: one word per key, linear probing, a multiplicative hash (not flood resistant).</summary>
+        private sealed class BareTable
+        {
+            private readonly ulong[] _keys;
+            private readonly int[] _values;
+            private readonly int _shift;
+
+            public BareTable(int n)
+            {
+                int bits = 1;
+                while ((1 << bits) < 2 * n) bits++;
+                _keys = new ulong[1 << bits];
+                _values = new int[1 << bits];
+                _shift = 64 - bits;
+            }
+
+            public void Add(ulong key, int value)
+            {
+                int i = (int)((key * 0x9E3779B97F4A7C15UL) >> _shift);
+                while (_keys[i] != 0) i = (i + 1) & (_keys.Length - 1);
+                _keys[i] = key;
+                _values[i] = value;
+            }
+
+            public int Find(ulong key)
+            {
+                int i = (int)((key * 0x9E3779B97F4A7C15UL) >> _shift);
+                while (true)
+                {
+                    ulong k = _keys[i];
+                    if (k == key) return _values[i];
+                    if (k == 0) return -1;
+                    i = (i + 1) & (_keys.Length - 1);
+                }
+            }
+        }
+
+        /// <summary>N sender sockets on 127.2.(i / 250).(i % 250 + 1), each on its own ephemeral port.</summary>
+        private sealed class Senders : IDisposable
+        {
+            public readonly Socket[] Sockets;
+            public readonly int[] Fds;
+            public readonly EndPointKey[] Keys;
+            private readonly byte[] _payload = new byte[Size];
+
+            public Senders(int n)
+            {
+                Sockets = new Socket[n];
+                Fds = new int[n];
+                Keys = new EndPointKey[n];
+                for (int i = 0; i < n; i++)
+                {
+                    var address = new IPAddress(new byte[] { 127, 2, (byte)(i / 250), (byte)(i % 250 + 1) });
+                    Sockets[i] = DatagramSockets.Bind(new IPEndPoint(address, 0));
+                    Fds[i] = (int)Sockets[i].Handle;
+                    Keys[i] = EndPointKey.FromIPEndPoint((IPEndPoint)Sockets[i].LocalEndPoint!);
+                }
+            }
+
+            /// <summary>Datagram j of the fill comes from sender (offset + j) mod N and carries j and that sender's index.</summary>
+            public void Fill(IPEndPoint to, int offset, int count)
+            {
+                byte* name = stackalloc byte[16];
+                new Span<byte>(name, 16).Clear();
+                name[0] = 2;
+                name[2] = (byte)(to.Port >> 8);
+                name[3] = (byte)to.Port;
+                byte[] address = to.Address.GetAddressBytes();
+                for (int k = 0; k < 4; k++) name[4 + k] = address[k];
+                fixed (byte* payload = _payload)
+                {
+                    for (int j = 0; j < count; j++)
+                    {
+                        int sender = (int)((offset + (long)j) % Fds.Length);
+                        ((int*)payload)[0] = j;
+                        ((int*)payload)[1] = sender;
+                        while (SendNative.SendTo(Fds[sender], payload, Size, 0, name, 16) < 0)
+                        {
+                            int errno = Marshal.GetLastWin32Error();
+                            if (errno != 4 && errno != 11) throw new InvalidOperationException("sendto failed: errno " + errno);
+                        }
+                    }
+                }
+            }
+
+            public void Dispose()
+            {
+                foreach (Socket s in Sockets) s?.Dispose();
+            }
+        }
+
+        /// <summary>The C# receivers' socket on 127.0.0.1, its PeerTable of every sender, and the receive buffers.</summary>
+        private sealed class Receiver : IDisposable
+        {
+            private readonly Socket _socket;
+            private readonly int _fd;
+            private readonly IPEndPoint _endPoint;
+            private readonly PeerTable<int> _peers;
+            private readonly DatagramBatch _batch = new DatagramBatch(Batch, 2048);
+            private readonly byte[] _buffer = new byte[2048];
+            private readonly IntPtr _native;
+            private readonly SendNative.MMsgHdr* _messages;
+            private readonly byte* _names;
+            private readonly byte* _data;
+            private readonly BareTable _bare;
+
+            public Receiver(int n, Senders senders, int receiveBuffer)
+            {
+                _socket = DatagramSockets.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+                _socket.Blocking = false;
+                Linux.SetReceiveBuffer(_socket, receiveBuffer);
+                _fd = (int)_socket.Handle;
+                _endPoint = (IPEndPoint)_socket.LocalEndPoint!;
+                _peers = new PeerTable<int>(n);
+                for (int i = 0; i < n; i++) _peers.TryAdd(senders.Keys[i], i);
+                _bare = new BareTable(n);
+                for (int i = 0; i < n; i++)
+                {
+                    var local = (IPEndPoint)senders.Sockets[i].LocalEndPoint!;
+                    byte[] a = local.Address.GetAddressBytes();
+                    uint address = (uint)(a[0] | a[1] << 8 | a[2] << 16 | a[3] << 24); // as in the sockaddr: network order read little-endian
+                    ushort port = (ushort)((local.Port >> 8) | ((local.Port & 0xff) << 8));
+                    _bare.Add(((ulong)address << 16) | port, i);
+                }
+                _native = Marshal.AllocHGlobal(Batch * (sizeof(SendNative.MMsgHdr) + sizeof(SendNative.IoVec) + 128 + 2048));
+                _messages = (SendNative.MMsgHdr*)_native;
+                var iovecs = (SendNative.IoVec*)(_messages + Batch);
+                _names = (byte*)(iovecs + Batch);
+                _data = _names + Batch * 128;
+                for (int i = 0; i < Batch; i++)
+                {
+                    iovecs[i].Base = _data + i * 2048;
+                    iovecs[i].Length = 2048;
+                    _messages[i] = default;
+                    _messages[i].Name = _names + i * 128;
+                    _messages[i].NameLength = 128;
+                    _messages[i].Iov = iovecs + i;
+                    _messages[i].IovLength = 1;
+                }
+            }
+
+            public void Drain(string name, Senders senders, int offset, int fill, Row row)
+            {
+                senders.Fill(_endPoint, offset, fill);
+                WaitSettled();
+                long wrong = 0, got = 0;
+                long bytes0 = GC.GetAllocatedBytesForCurrentThread();
+                long cpu0 = Linux.ThreadCpuNanoseconds();
+                switch (name)
+                {
+                    case "library+lookup":
+                        {
+                            Span<byte> buffer = _buffer;
+                            while (_socket.TryReceiveFrom_NonAlloc(buffer, out ReceivedDatagram datagram))
+                            {
+                                if (!_peers.TryGet(datagram.RemoteEndPoint, out int peer) || peer != MemoryMarshal.Cast<byte, int>(buffer)[1]) wrong++;
+                                got++;
+                            }
+                            break;
+                        }
+                    case "library-batch+lookup":
+                        while (true)
+                        {
+                            int n = _batch.Receive(_socket);
+                            if (n == 0) break;
+                            using (DatagramBatch.Reader reader = _batch.BeginRead())
+                            {
+                                for (int i = 0; i < n; i++)
+                                {
+                                    ReadOnlySpan<byte> datagram = reader.GetDatagram(i, out EndPointKey from);
+                                    if (!_peers.TryGet(from, out int peer) || peer != MemoryMarshal.Read<int>(datagram.Slice(4))) wrong++;
+                                }
+                            }
+                            got += n;
+                        }
+                        break;
+                    case "library-batch": // the key of every sender read, no lookup: the receive's share of the growth
+                        {
+                            long sum = 0;
+                            while (true)
+                            {
+                                int n = _batch.Receive(_socket);
+                                if (n == 0) break;
+                                using (DatagramBatch.Reader reader = _batch.BeginRead())
+                                {
+                                    for (int i = 0; i < n; i++)
+                                    {
+                                        reader.GetDatagram(i, out EndPointKey from);
+                                        sum += from.Port;
+                                    }
+                                }
+                                got += n;
+                            }
+                            if (sum == 0) wrong++; // no sender has port 0
+                            break;
+                        }
+                    case "raw-recvmmsg+lookup": // the least lookup: sender address and port as one word, a bare open-addressing table
+                        while (true)
+                        {
+                            int n = RecvMMsg(_fd, _messages, Batch, SendNative.MsgDontWait, null);
+                            if (n <= 0) break;
+                            for (int i = 0; i < n; i++)
+                            {
+                                _messages[i].NameLength = 128;
+                                byte* sa = _names + i * 128;
+                                int peer = _bare.Find(((ulong)*(uint*)(sa + 4) << 16) | *(ushort*)(sa + 2));
+                                if (peer != *(int*)(_data + i * 2048 + 4)) wrong++;
+                            }
+                            got += n;
+                        }
+                        break;
+                    case "raw-recvfrom":
+                        fixed (byte* buffer = _buffer)
+                        {
+                            uint length = 128;
+                            while (RecvFrom(_fd, buffer, 2048, SendNative.MsgDontWait, _names, &length) >= 0)
+                            {
+                                length = 128;
+                                got++;
+                            }
+                        }
+                        break;
+                    case "raw-recvmmsg":
+                        while (true)
+                        {
+                            int n = RecvMMsg(_fd, _messages, Batch, SendNative.MsgDontWait, null);
+                            if (n <= 0) break;
+                            for (int i = 0; i < n; i++) _messages[i].NameLength = 128;
+                            got += n;
+                        }
+                        break;
+                    default: throw new ArgumentException("unknown receiver " + name);
+                }
+                long cpu = Linux.ThreadCpuNanoseconds() - cpu0;
+                row.Bytes += GC.GetAllocatedBytesForCurrentThread() - bytes0;
+                row.CpuNs.Add((double)cpu / Math.Max(1, got));
+                row.Datagrams += got;
+                row.Lost += fill - got;
+                row.Wrong += wrong;
+            }
+
+            /// <summary>Waits until the queue stops growing (loopback delivers within the sends, nearly always).</summary>
+            private void WaitSettled()
+            {
+                long last = -1;
+                for (int i = 0; i < 200; i++)
+                {
+                    Linux.TryReadMemInfo(_socket, out _, out long queued);
+                    if (queued == last) return;
+                    last = queued;
+                    Thread.Sleep(2);
+                }
+            }
+
+            public void Dispose()
+            {
+                _socket.Dispose();
+                _batch.Dispose();
+                Marshal.FreeHGlobal(_native);
+            }
+        }
+    }
+}

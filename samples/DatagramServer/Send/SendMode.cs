@@ -1,0 +1,38 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+
+namespace WhereAllocation.Samples.DatagramServer
+{
+    /// <summary>--mode send: the fan-out table (FanoutScenario) and the burst table (BurstScenario), written to send.md.</summary>
+    internal static class SendMode
+    {
+        public static int Run(Options options)
+        {
+            Console.WriteLine("where-allocation DatagramServer --mode send on " + Machine.RuntimeDescription);
+            Console.WriteLine("machine: " + Machine.Describe() + "; load average " + Machine.LoadAverage);
+            string? nativeDirectory = NativeTools.Locate(options.NativeDirectory);
+            if (nativeDirectory == null) throw new InvalidOperationException("bench/native not found; pass --native-dir");
+            NativeTools.Build(nativeDirectory);
+            string fanout = Path.Combine(nativeDirectory, "build", "wa-fanout");
+            var started = DateTime.UtcNow;
+            List<FanoutScenario.Row> rows = FanoutScenario.Run(options, fanout, Console.WriteLine);
+            List<BurstScenario.Row> bursts = BurstScenario.Run(options, Console.WriteLine, out string coalesced);
+            string markdown = "### The send half: " + Machine.RuntimeDescription + "\n\n"
+                + "machine: " + Machine.Describe() + "; load average " + Machine.LoadAverage + " (shared, loaded); " + options.Size + "-byte datagrams, "
+                + FanoutScenario.DatagramsPerRound.ToString("N0", System.Globalization.CultureInfo.InvariantCulture) + " per row and round, " + options.Rounds + " interleaved rounds; "
+                + "sender CPU time (the sending thread, around the sends only; on loopback it includes the kernel's delivery to the receiving socket)\n\n"
+                + FanoutScenario.Markdown(rows, options.PeerCounts, options.Rounds) + "\n"
+                + BurstScenario.Markdown(bursts, options.Rounds) + "\n" + coalesced + "\n\n"
+                + "(" + (DateTime.UtcNow - started).TotalSeconds.ToString("F0", System.Globalization.CultureInfo.InvariantCulture) + " s)\n";
+            string output = options.ResolvedOutput;
+            Directory.CreateDirectory(output);
+            File.WriteAllText(Path.Combine(output, "send.md"), markdown);
+            Console.WriteLine();
+            Console.WriteLine(markdown);
+            bool clean = rows.All(r => r.Lost == 0) && bursts.All(b => b.Lost == 0) && coalesced.Contains(" 0 wrong, 0 missing");
+            return clean ? 0 : 3;
+        }
+    }
+}
