@@ -13,11 +13,17 @@ using Xunit;
 namespace WhereAllocation.Tests.Runner
 {
     /// <summary>
-    /// Runs the suite's [Fact] and [Theory]/[InlineData] methods outside xunit: on Mono
-    /// (WhereAllocation.Tests.Mono) and on the win-x64 runtime under Wine (WhereAllocation.Tests.Windows),
-    /// one source file compiled into both hosts. One new instance of the test class per case (disposed
+    /// Runs the suite's [Fact] and [Theory]/[InlineData] methods outside xunit, on the win-x64 runtime under
+    /// Wine (WhereAllocation.Tests.Windows). One new instance of the test class per case (disposed
     /// afterwards), as xunit does. A skipped test counts as a failure: the suite has none, and one would
     /// hide a missing part.
+    /// <para>
+    /// Why not xunit's runners there (Mono and CoreCLR use them): they call each test through
+    /// <c>MethodInfo.Invoke</c>, and under Wine 8 an exception thrown through that call leaves a stale
+    /// exception frame behind, so the next such exception hangs (or crashes) the runtime. This runner calls
+    /// tests through compiled delegates, so a test's exception stays in managed frames; it also bounds each
+    /// test in time and resumes after a hung one. See docs/testing-under-wine.md.
+    /// </para>
     /// <para>
     /// Usage: <c>[--list-classes | --list] [--class FullName]... [--start-after TestName] [--time-limit seconds] [substring]...</c>.
     /// Without options every test runs; substrings keep the tests whose name contains one of them.

@@ -16,12 +16,14 @@ namespace WhereAllocation
     /// </summary>
     /// <remarks>
     /// Nothing here allocates except the members that say so: <see cref="ToIPEndPoint"/>,
-    /// <see cref="ToIPAddress"/>, <see cref="ToSocketAddress"/> and <see cref="ToString"/>.
+    /// <see cref="ToIPAddress"/>, <see cref="ToSocketAddress"/> and <see cref="ToString"/>. Their allocation-free
+    /// counterparts: <see cref="Port"/>, <see cref="AddressFamily"/>, <see cref="ScopeId"/>,
+    /// <see cref="TryWriteAddressBytes"/> (the address bytes) and <see cref="TryFormat"/> (the text, for logs).
     /// An IPv4 sender seen through a dual-mode socket is an IPv6 key in IPv4-mapped form
     /// (<c>::ffff:a.b.c.d</c>); <see cref="MapToIPv4"/> gives the IPv4 key, which is a different value.
     /// </remarks>
     [StructLayout(LayoutKind.Auto)]
-    public readonly struct EndPointKey : IEquatable<EndPointKey>
+    public readonly partial struct EndPointKey : IEquatable<EndPointKey>
     {
         private const byte FamilyNone = 0;
         private const byte FamilyV4 = 4;
@@ -407,6 +409,23 @@ namespace WhereAllocation
             return n;
         }
 
+        /// <summary>
+        /// Writes the address bytes (4 for IPv4, 16 for IPv6; network order, as <see cref="IPAddress.GetAddressBytes"/> gives
+        /// them) into <paramref name="destination"/>. Does not allocate.
+        /// </summary>
+        /// <returns>False, with <paramref name="bytesWritten"/> 0, when <paramref name="destination"/> is too small or this is the default key.</returns>
+        public bool TryWriteAddressBytes(Span<byte> destination, out int bytesWritten)
+        {
+            int n = _family == FamilyV4 ? 4 : _family == FamilyV6 ? 16 : 0;
+            if (n == 0 || destination.Length < n)
+            {
+                bytesWritten = 0;
+                return false;
+            }
+            bytesWritten = CopyAddressBytes(destination);
+            return true;
+        }
+
         /// <summary>The IPv4 address as the value of the legacy <see cref="IPAddress"/>(long) constructor. Zero for IPv6.</summary>
         internal long IPv4AddressValue => _family == FamilyV4 ? (uint)_a0 : 0;
 
@@ -470,7 +489,10 @@ namespace WhereAllocation
         /// <summary>Compares two keys by value.</summary>
         public static bool operator !=(EndPointKey left, EndPointKey right) => !left.Equals(right);
 
-        /// <summary><c>a.b.c.d:port</c> or <c>[v6%scope]:port</c>; "(none)" for the default key. Allocates.</summary>
+        /// <summary>
+        /// <c>a.b.c.d:port</c> or <c>[v6%scope]:port</c> (the address as <see cref="IPAddress.ToString"/> writes it); "(none)" for
+        /// the default key. Allocates; <see cref="TryFormat"/> writes the same text into a span without allocating.
+        /// </summary>
         public override string ToString()
         {
             if (_family == FamilyNone) return "(none)";

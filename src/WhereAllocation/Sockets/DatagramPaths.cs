@@ -1,4 +1,5 @@
 using System;
+using System.ComponentModel;
 
 namespace WhereAllocation
 {
@@ -86,11 +87,13 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// Makes every later call take <paramref name="path"/>. Affects all threads. Tests and benchmarks use it; a player
-        /// whose native path is unavailable (<see cref="NativeUnavailableReason"/>) calls <c>Force(DatagramPath.Managed)</c>
-        /// at start to accept the Managed path's allocation per received datagram instead of the one-time exception.
+        /// A test and benchmark hook: makes every later call, on every thread, take <paramref name="path"/>. Hidden from
+        /// code completion, since an application has one use for it only: <c>Force(DatagramPath.Managed)</c> once at start,
+        /// where the native path is unavailable (<see cref="NativeUnavailableReason"/>), to accept the Managed path's
+        /// allocation per received datagram instead of the one-time exception (see the class remarks).
         /// </summary>
         /// <exception cref="PlatformNotSupportedException">The path cannot run here (for example <see cref="DatagramPath.SocketAddress"/> on Mono).</exception>
+        [EditorBrowsable(EditorBrowsableState.Never)]
         public static void Force(DatagramPath path)
         {
             if (!IsAvailable(path)) throw new PlatformNotSupportedException("The " + path + " datagram path is not available on this runtime or operating system.");
@@ -99,7 +102,8 @@ namespace WhereAllocation
             s_reportFallback = false; // an explicit choice: nothing left to report
         }
 
-        /// <summary>Returns to <see cref="Default"/>.</summary>
+        /// <summary>A test and benchmark hook, hidden from code completion: every later call takes <see cref="Default"/> again.</summary>
+        [EditorBrowsable(EditorBrowsableState.Never)]
         public static void Reset()
         {
             s_active = s_default;

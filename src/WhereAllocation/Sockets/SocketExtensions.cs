@@ -20,7 +20,7 @@ namespace WhereAllocation
     /// <para>Where no way reaches the socket's handle, the first call that would fall back to the allocating Managed
     /// path unasked throws <see cref="PlatformNotSupportedException"/> once (see <see cref="DatagramPaths.HandleAccess"/>).</para>
     /// </remarks>
-    public static class SocketExtensions
+    public static partial class SocketExtensions
     {
         // ----- compatible surface -----
 

@@ -12,6 +12,8 @@ namespace WhereAllocation.Tests
     /// at free and a late access faults instead of passing silently. The worker dereferences only the spans of an open
     /// reader (which keeps the block until it ends); any other span racing with Dispose is the caller's race, not the batch's.
     /// </summary>
+    // The trait selects the class for test.sh's rerun under MALLOC_MMAP_THRESHOLD_ (dotnet test --filter and xunit's console -trait).
+    [Trait("Category", "DisposeRace")]
     public class BatchDisposeRaceTests : IDisposable
     {
         private const int Rounds = 50;

@@ -11,6 +11,8 @@ namespace WhereAllocation.Tests.Memory
     /// maps it on its own and unmaps it at free, and a late write faults. The worker never writes through a
     /// raw pointer or span it was given: memory in use while its allocator is disposed is the caller's race.
     /// </summary>
+    // The trait selects the class for test.sh's rerun under MALLOC_MMAP_THRESHOLD_ (dotnet test --filter and xunit's console -trait).
+    [Trait("Category", "DisposeRace")]
     public unsafe class MemoryDisposeRaceTests
     {
         private const int Rounds = 100;

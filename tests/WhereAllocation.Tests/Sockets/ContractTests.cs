@@ -18,7 +18,9 @@ namespace WhereAllocation.Tests
     public partial class ContractTests : IDisposable
     {
         private static readonly string[] s_receiveIds = { "R1", "R2", "R3", "R4", "R5", "R6", "B1", "B2", "A1" };
-        private static readonly string[] s_sendIds = { "S1", "S2", "S3", "B3", "A2" };
+        private static readonly string[] s_sendIds = { "S1", "S2", "S3", "T1", "T2", "T3", "B3", "A2" };
+        // The sends whose full-buffer cells can be produced: one datagram per call, on the native path's OS stand-in.
+        private static readonly string[] s_singleSendIds = { "S1", "S2", "S3", "T1", "T2", "T3" };
         private const int BlockingTimeoutMs = 200;
 
         public void Dispose() => DatagramPaths.Reset();
@@ -187,6 +189,41 @@ namespace WhereAllocation.Tests
                         seen.Add(row, id, "disposed before", SendTo(pair, id, mode, 24));
                     }
                 }
+            }
+            seen.AssertAsDocumented();
+        }
+
+        /// <summary>
+        /// The "buffer full" columns: the native path with an OS stand-in that refuses the next send with WouldBlock
+        /// (a UDP send on loopback never finds a real full buffer here). Then a send must arrive normally again.
+        /// </summary>
+        [Theory]
+        [InlineData(Family.IPv4, false)]
+        [InlineData(Family.IPv4, true)]
+        [InlineData(Family.IPv6, false)]
+        [InlineData(Family.IPv6, true)]
+        [InlineData(Family.DualMode, false)]
+        [InlineData(Family.DualMode, true)]
+        public void SendWithFullBuffer(Family family, bool blocking)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            var seen = new Observed("Send");
+            string column = blocking ? "buffer full, blocking" : "buffer full, non-blocking";
+            foreach (string id in s_singleSendIds)
+            {
+                using var pair = new Loopback(family);
+                pair.Client.Blocking = blocking;
+                using (FullSendBuffer full = FullSendBuffer.Install())
+                {
+                    full.RefuseNext(1);
+                    string result = SendTo(pair, id, default, 24);
+                    if (full.Refused != 1) result += ", refused " + full.Refused + " times";
+                    else if (result == "sent") result = "sent after room"; // refused once, then sent: it waited for room
+                    // A refused datagram was not sent: the next thing the server gets is the marker.
+                    if (result == "false" || result == "WouldBlock") result += NextIsMarker(pair).Length == 0 ? "" : ", but something was sent";
+                    seen.Add(id + (blocking ? " blocking" : ""), id, column, result);
+                }
+                seen.Add(id, id, "sent", SendTo(pair, id, default, 24)); // the stand-in gone, the socket sends as before
             }
             seen.AssertAsDocumented();
         }
@@ -384,6 +421,15 @@ namespace WhereAllocation.Tests
                         return Sent(pair, payload, pair.Client.SendTo_NonAlloc(payload.AsSpan(), pair.ServerKey), length);
                     case "S3":
                         return Sent(pair, payload, pair.Client.SendTo_NonAlloc(payload, 0, length, SocketFlags.None, pair.ServerKey), length);
+                    case "T1":
+                    {
+                        var to = new IPEndPointNonAlloc(pair.ServerTarget.Address, pair.ServerTarget.Port);
+                        return TrySent(pair, payload, pair.Client.TrySendTo_NonAlloc(payload, 0, length, SocketFlags.None, to));
+                    }
+                    case "T2":
+                        return TrySent(pair, payload, pair.Client.TrySendTo_NonAlloc(payload.AsSpan(), pair.ServerKey));
+                    case "T3":
+                        return TrySent(pair, payload, pair.Client.TrySendTo_NonAlloc(payload, 0, length, SocketFlags.None, pair.ServerKey));
                     case "A2":
                     {
                         using var wrapper = new AsyncDatagramSocket(pair.Client, mode.Continuations);
@@ -413,6 +459,12 @@ namespace WhereAllocation.Tests
             {
                 return "ObjectDisposed";
             }
+        }
+
+        private static string TrySent(Loopback pair, byte[] payload, bool returned)
+        {
+            if (!returned) return "false";
+            return Arrives(pair, payload) ? "sent" : "did not arrive whole";
         }
 
         private static string Sent(Loopback pair, byte[] payload, int returned, int length)

@@ -12,7 +12,8 @@ namespace WhereAllocation.Tests
     {
         public static Dictionary<string, Dictionary<string, string>> Load(string section)
         {
-            string path = Path.Combine(AppContext.BaseDirectory, "CONTRACT.md");
+            // Beside the test assembly: under xunit's console runner on Mono the process's base directory is the runner's.
+            string path = Path.Combine(Path.GetDirectoryName(typeof(ContractTable).Assembly.Location) ?? AppContext.BaseDirectory, "CONTRACT.md");
             string[] lines = File.ReadAllLines(path);
             int start = Array.IndexOf(lines, "## " + section);
             if (start < 0) throw new InvalidOperationException("docs/CONTRACT.md has no section '## " + section + "'.");
