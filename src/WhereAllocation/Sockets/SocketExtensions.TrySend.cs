@@ -40,7 +40,7 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TrySendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
-            CheckBuffer(buffer, offset, size);
+            CheckBuffer(socket, buffer, offset, size);
             return TrySend(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, remoteEndPoint);
         }
 
@@ -57,8 +57,8 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TrySendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
-            if (remoteEndPoint == null) throw new ArgumentNullException(nameof(remoteEndPoint));
-            CheckBuffer(buffer, offset, size);
+            if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
+            CheckBuffer(socket, buffer, offset, size);
             return TrySend(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, remoteEndPoint.CurrentKey);
         }
 

@@ -34,7 +34,7 @@ namespace WhereAllocation
         {
             get
             {
-                if (_coalescedProbe == 0) _coalescedProbe = Probe() && ProbeUdpOption(UdpGro) && ProbeRecvMsg() ? 1 : -1;
+                if (_coalescedProbe == 0) _coalescedProbe = Probe() == null && ProbeUdpOption(UdpGro) && ProbeRecvMsg() ? 1 : -1;
                 return _coalescedProbe > 0;
             }
         }
