@@ -156,7 +156,7 @@ done
 # The frame-time mode, briefly, on the three runtimes (Boehm included): the structure of what it writes, nothing lost,
 # no collection in the library's frames and, where the runtime has an allocation counter, 0 B per library frame.
 # Speed and the percentiles are not checked (a benchmark's figures).
-frames_header='runtime,rate,way,frames,p50_ms,p99_ms,p999_ms,max_ms,over_budget,collections,frames_with_collection,longest_pause_ms,pause_source,bytes_per_frame,p99_over_p50,slow_frames,slow_preempted,slow_collecting,live_heap_mb'
+frames_header='runtime,rate,way,frames,p50_ms,p99_ms,p999_ms,max_ms,over_budget,collections,frames_with_collection,longest_pause_ms,pause_source,bytes_per_frame,p99_over_p50,slow_frames,slow_preempted,slow_collecting,live_heap_mb,cpu_p50_ms,cpu_p99_ms'
 for runtime in coreclr mono mono-boehm; do
   case $runtime in
     coreclr) run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll) ;;

@@ -57,6 +57,15 @@ Console.WriteLine("trim check on " + System.Runtime.InteropServices.RuntimeInfor
 foreach (string name in absent)
     Check(classLibrary.GetType(name) == null && typeof(object).Assembly.GetType(name) == null, "the running class library lacks " + name + ", which the link removed");
 Check(DatagramPaths.Active == DatagramPath.Native, "the native path is the one in use");
+// The meter first: it must see a byte[1000] canary, or every 0 below would mean nothing (under Mono's Boehm collector,
+// Unity's, the thread's counter says 0 whatever is allocated).
+object? canary;
+long canaryBefore = GC.GetAllocatedBytesForCurrentThread();
+canary = new byte[1000];
+long canarySeen = GC.GetAllocatedBytesForCurrentThread() - canaryBefore;
+GC.KeepAlive(canary);
+Check(canarySeen >= 1000, canarySeen >= 1000 ? $"the thread's allocation counter sees a byte[1000] canary ({canarySeen} B)"
+    : $"no allocation counter on this runtime: the thread's counter saw {canarySeen} B of a byte[1000] canary");
 
 using var a = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
 var b = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);

@@ -22,6 +22,7 @@ namespace WhereAllocation.Samples.DatagramServer
   --frame-clients K  client sockets (default 8)
   --frame-entities E entity updates per client per frame (default 64)
   --frame-rounds R   interleaved rounds per rate: the ways take turns in R parts (default 2)
+  --frame-warmup W   unmeasured frames per way first (default 30)
   --out DIR          results folder (default results/<runtime label>, the label mono-boehm under Boehm)";
 
         public int Frames { get; private set; } = 360;

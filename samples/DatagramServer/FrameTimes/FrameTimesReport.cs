@@ -31,12 +31,12 @@ namespace WhereAllocation.Samples.DatagramServer
         public void Write(string output)
         {
             Directory.CreateDirectory(output);
-            var summary = new StringBuilder("runtime,rate,way,frames,p50_ms,p99_ms,p999_ms,max_ms,over_budget,collections,frames_with_collection,longest_pause_ms,pause_source,bytes_per_frame,p99_over_p50,slow_frames,slow_preempted,slow_collecting,live_heap_mb\n");
+            var summary = new StringBuilder("runtime,rate,way,frames,p50_ms,p99_ms,p999_ms,max_ms,over_budget,collections,frames_with_collection,longest_pause_ms,pause_source,bytes_per_frame,p99_over_p50,slow_frames,slow_preempted,slow_collecting,live_heap_mb,cpu_p50_ms,cpu_p99_ms\n");
             foreach (FrameSummary s in Summaries())
             {
                 summary.Append(string.Join(",", RuntimeLabel, s.Rate, s.Way, s.Frames, Ms(s.P50), Ms(s.P99), Ms(s.P999), Ms(s.Max), s.OverBudget, s.Collections,
                     s.FramesWithCollection, Ms(s.LongestPause), s.PauseSource, s.BytesPerFrame == null ? "" : Numbers.Bytes(s.BytesPerFrame), Numbers.Fixed(s.P99 / s.P50, 2),
-                    s.Slow, s.SlowPreempted, s.SlowCollecting, Options.LiveHeapMb)).Append('\n');
+                    s.Slow, s.SlowPreempted, s.SlowCollecting, Options.LiveHeapMb, Ms(s.CpuP50), Ms(s.CpuP99))).Append('\n');
             }
             File.WriteAllText(Path.Combine(output, "frametimes.csv"), summary.ToString());
 
@@ -69,15 +69,16 @@ namespace WhereAllocation.Samples.DatagramServer
               .Append(" s to build); ").Append(Options.Frames).Append(" frames per way and rate in ").Append(Options.Rounds).Append(" interleaved rounds; whole run ")
               .Append(TotalSeconds.ToString("F0", System.Globalization.CultureInfo.InvariantCulture)).Append(" s.  \n");
             md.Append("Allocation counter: ").Append(FrameCounters.HasAllocationCounter ? "the thread's (seen to count a canary)" : AllocationCanary.NoCounter + " (B/frame n/a; collections show the cost)").Append(".\n\n");
-            md.Append("| rate | way | p50 ms | p99 ms | p99.9 ms | max ms | frames > 16.7 ms | collections | longest pause ms | B/frame | p99/p50 | slow frames: preempted / collecting |\n");
-            md.Append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            md.Append("| rate | way | p50 ms | p99 ms | p99.9 ms | max ms | frames > 16.7 ms | collections | longest pause ms | B/frame | p99/p50 | slow frames: preempted / collecting | CPU p50 / p99 ms |\n");
+            md.Append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             foreach (FrameSummary s in Summaries())
             {
                 md.Append("| ").Append(RateName(s.Rate)).Append(" | ").Append(s.Way).Append(" | ").Append(Ms(s.P50)).Append(" | ").Append(Ms(s.P99)).Append(" | ")
                   .Append(Ms(s.P999)).Append(" | ").Append(Ms(s.Max)).Append(" | ").Append(s.OverBudget).Append(" | ").Append(s.Collections).Append(" | ")
                   .Append(s.FramesWithCollection == 0 ? "-" : Ms(s.LongestPause) + (s.PauseSource == "runtime" ? "" : " (est.)")).Append(" | ")
                   .Append(s.BytesPerFrame == null ? "n/a" : Numbers.Bytes(s.BytesPerFrame)).Append(" | ").Append(Numbers.Fixed(s.P99 / s.P50, 2)).Append(" | ")
-                  .Append(s.Slow).Append(": ").Append(s.SlowPreempted).Append(" / ").Append(s.SlowCollecting).Append(" |\n");
+                  .Append(s.Slow).Append(": ").Append(s.SlowPreempted).Append(" / ").Append(s.SlowCollecting).Append(" | ")
+                  .Append(Ms(s.CpuP50)).Append(" / ").Append(Ms(s.CpuP99)).Append(" |\n");
             }
             md.Append('\n');
             foreach (FrameSummary s in Summaries().Where(s => s.Way == "library"))
@@ -132,6 +133,9 @@ namespace WhereAllocation.Samples.DatagramServer
             P99 = Percentile(sorted, 0.99);
             P999 = Percentile(sorted, 0.999);
             Max = sorted.Length == 0 ? 0 : sorted[sorted.Length - 1];
+            long[] cpu = log.CpuNs.Take(log.Count).OrderBy(x => x).ToArray();
+            CpuP50 = Percentile(cpu, 0.50);
+            CpuP99 = Percentile(cpu, 0.99);
             long[] quiet = Enumerable.Range(0, log.Count).Where(i => log.Collections[i] == 0).Select(i => log.WallNs[i]).OrderBy(x => x).ToArray();
             double quietMedian = quiet.Length > 0 ? Percentile(quiet, 0.5) : P50;
             PauseSource = FrameCounters.HasPauseTotal ? "runtime" : "estimate";
@@ -163,6 +167,11 @@ namespace WhereAllocation.Samples.DatagramServer
         public double P99 { get; }
         public double P999 { get; }
         public double Max { get; }
+
+        /// <summary>The thread's CPU time per frame, median and 99th percentile: the frame's own work, without the time it waited for a CPU.</summary>
+        public double CpuP50 { get; }
+
+        public double CpuP99 { get; }
         public int OverBudget { get; }
         public long Collections { get; }
         public int FramesWithCollection { get; }
