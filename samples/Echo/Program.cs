@@ -41,10 +41,14 @@ var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
 var message = new byte[32];
 var echo = new byte[1500];
 int ok = 0;
-const int Count = 1000;
-long before = GC.GetAllocatedBytesForCurrentThread();
-for (int i = 0; i < Count; i++)
+const int Count = 10_000;
+// The first round trips run code for the first time (JIT compilation, the library's one-time setup on each path,
+// the runtime's first socket calls) and may allocate once; steady state is what a server lives in, so the
+// allocations are counted over the second half only.
+long before = 0;
+for (int i = 0; i < 2 * Count; i++)
 {
+    if (i == Count) before = GC.GetAllocatedBytesForCurrentThread();
     BitConverter.TryWriteBytes(message, i);
     client.SendTo_NonAlloc(message, 0, message.Length, SocketFlags.None, to);
     int length = client.ReceiveFrom_NonAlloc(echo, 0, echo.Length, SocketFlags.None, from);
@@ -53,5 +57,5 @@ for (int i = 0; i < Count; i++)
 long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
 stop.Set();
 serverThread.Join();
-Console.WriteLine($"{ok}/{Count} echoes correct; the client allocated {allocated} bytes for {Count} send+receive pairs");
-return ok == Count ? 0 : 1;
+Console.WriteLine($"{ok}/{2 * Count} echoes correct; after {Count} warm-up round trips the client allocated {allocated} bytes for {Count} more send+receive pairs");
+return ok == 2 * Count ? 0 : 1;
