@@ -38,10 +38,12 @@ nuspec=$(unzip -p "$nupkg" WhereAllocation.nuspec 2>/dev/null)
 grep -q "<version>$version</version>" <<<"$nuspec"; check $? "nuspec version $version"
 grep -q '<license type="expression">MIT</license>' <<<"$nuspec"; check $? "nuspec licence as an SPDX expression (MIT)"
 grep -q '<icon>icon.png</icon>' <<<"$nuspec" && grep -q '<readme>README.md</readme>' <<<"$nuspec"; check $? "nuspec names its icon and readme"
-unzip -p "$nupkg" LICENSE 2>/dev/null | grep -q "where-allocation contributors"; check $? "LICENSE names where-allocation contributors"
-! unzip -p "$nupkg" README.md 2>/dev/null | grep -qE '\]\((\.\.?/|[A-Za-z][^:)]*\))'; check $? "package readme has no relative link (nuget.org would break it)"
-unzip -p "$feed/WhereAllocation.$version.snupkg" 2>/dev/null >/dev/null; unzip -Z1 "$feed/WhereAllocation.$version.snupkg" 2>/dev/null | grep -q 'lib/net8.0/WhereAllocation.pdb'
-check $? "symbols package holds the PDBs"
+grep -q "where-allocation contributors" <<<"$(unzip -p "$nupkg" LICENSE 2>/dev/null)"; check $? "LICENSE names where-allocation contributors"
+! grep -qE '\]\((\.\.?/|[A-Za-z][^:)]*\))' <<<"$(unzip -p "$nupkg" README.md 2>/dev/null)"; check $? "package readme has no relative link (nuget.org would break it)"
+# (listings go through a variable: with pipefail, grep -q closing a pipe early would fail the check at random)
+symbols=$(unzip -Z1 "$feed/WhereAllocation.$version.snupkg" 2>/dev/null)
+grep -qx 'lib/net8.0/WhereAllocation.pdb' <<<"$symbols" && grep -qx 'lib/netstandard2.1/WhereAllocation.pdb' <<<"$symbols"
+check $? "symbols package holds the PDBs of both frameworks"
 
 # Deterministic: a clean rebuild (same paths, CI mode) gives the same bytes as the packed assemblies.
 mkdir -p "$work/packed"
