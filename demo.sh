@@ -8,7 +8,7 @@
 # view under a saturating sender), ./demo.sh --rounds 9, or ./demo.sh --help.
 set -uo pipefail
 cd "$(dirname "$0")"
-bash scripts/ensure-tools.sh || exit 1
+bash scripts/ensure-tools.sh demo || exit 1
 dotnet build samples/DatagramServer -c Release -v quiet -nologo || exit 1
 status=0
 echo "== CoreCLR"

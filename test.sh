@@ -9,7 +9,7 @@
 # "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
-bash scripts/ensure-tools.sh || exit 1
+bash scripts/ensure-tools.sh test || exit 1
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 passed=0; failed=0; broken=()
@@ -116,7 +116,7 @@ bash samples/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(server)
 count_summary "$log/server.txt"
 
-echo "== Packaging checks: Unity .meta files, Unity version, NuGet pack+install, NativeAOT publish, trimmed like Unity's stripping, Unity's target builds (the public API is checked by the library's build)"
+echo "== Packaging checks: Unity .meta files, Unity version and package copies, the install routes (scripts/pack.sh: NuGet into fresh CoreCLR and Mono projects, the README example, the Unity tarball and samples, a clean package folder), NativeAOT publish, trimmed like Unity's stripping Unity's target builds (the public API is checked by the library's build)"
 for check in "unity-meta.sh --check" "unity-version.sh --check" "pack-check.sh" "aot-check.sh" "trim-check.sh" "unity-builds.sh"; do
   name=${check%%.sh*}
   bash scripts/$check 2>&1 | tee "$log/$name.txt"

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Proof that the NuGet package works as users install it: packs the library (deterministic, CI paths),
-# checks what the .nupkg holds (both frameworks, XML docs, README, LICENSE, link.xml for Unity, the version from
-# Directory.Build.props) and that a clean rebuild gives the same bytes, then installs it into a fresh console project from a local folder source
-# (no other source, an empty package cache) and runs samples/AotCheck/Program.cs there on CoreCLR.
+# Proof that the packages install and run the way docs/INSTALL.md and the README tell users:
+#  - scripts/pack.sh builds the NuGet package, its symbols and the Unity tarball; the .nupkg holds both frameworks,
+#    XML docs, README (no repository-relative link), LICENSE, icon, link.xml, an SPDX licence expression and the version
+#    from Directory.Build.props; a clean rebuild gives the same assembly bytes;
+#  - the README's C# blocks compile, and its example runs in fresh consumer projects outside the tree that restore the
+#    package through the README's project-local nuget.config: net10.0 on CoreCLR and netstandard2.1 on Mono (with the
+#    settings docs/INSTALL.md gives), each printing 0 B;
+#  - the Unity tarball holds exactly the package folder's tracked files under package/, every asset with its .meta,
+#    LICENSE/README/CHANGELOG, a valid package.json; the Unity samples compile as C# 9 against the library;
+#  - after those builds the package folder holds only tracked files (no bin/, obj/ or other build output).
 # Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,65 +17,155 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0; failed=0
 check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); echo "  ok   $2"; else failed=$((failed + 1)); echo "  FAIL $2"; fi; }
+show() { [ "$1" = 0 ] || tail -30 "$2"; }
 
+package=src/WhereAllocation
 version=$(sed -nE 's:.*<VersionPrefix>([^<]+)</VersionPrefix>.*:\1:p' Directory.Build.props)
-dotnet pack src/WhereAllocation -c Release -nologo -v quiet -o "$work/feed" --artifacts-path "$work/artifacts" \
-  -p:ContinuousIntegrationBuild=true >"$work/pack.txt" 2>&1
-check $? "dotnet pack"
-nupkg="$work/feed/WhereAllocation.$version.nupkg"
-[ -f "$nupkg" ]; check $? "package named for version $version from Directory.Build.props"
+feed=$work/feed
+bash scripts/pack.sh --out "$feed" >"$work/pack.txt" 2>&1; rc=$?
+check $rc "scripts/pack.sh"; show $rc "$work/pack.txt"
+nupkg=$feed/WhereAllocation.$version.nupkg
+tgz=$feed/com.where-allocation.core-$version.tgz
+for f in "$nupkg" "$feed/WhereAllocation.$version.snupkg" "$tgz"; do [ -s "$f" ]; check $? "artifact $(basename "$f") (version $version from Directory.Build.props)"; done
+
+echo "== NuGet package"
 listing=$(unzip -Z1 "$nupkg" 2>/dev/null)
-for entry in README.md LICENSE link.xml lib/netstandard2.1/WhereAllocation.dll lib/netstandard2.1/WhereAllocation.xml \
+for entry in README.md LICENSE icon.png link.xml lib/netstandard2.1/WhereAllocation.dll lib/netstandard2.1/WhereAllocation.xml \
              lib/net8.0/WhereAllocation.dll lib/net8.0/WhereAllocation.xml; do
   grep -qx "$entry" <<<"$listing"; check $? "package holds $entry"
 done
-unzip -p "$nupkg" WhereAllocation.nuspec 2>/dev/null | grep -q "<version>$version</version>"; check $? "nuspec version $version"
-unzip -p "$nupkg" LICENSE 2>/dev/null | grep -q "where-allocation contributors"; check $? "LICENSE names where-allocation contributors"
+nuspec=$(unzip -p "$nupkg" WhereAllocation.nuspec 2>/dev/null)
+grep -q "<version>$version</version>" <<<"$nuspec"; check $? "nuspec version $version"
+grep -q '<license type="expression">MIT</license>' <<<"$nuspec"; check $? "nuspec licence as an SPDX expression (MIT)"
+grep -q '<icon>icon.png</icon>' <<<"$nuspec" && grep -q '<readme>README.md</readme>' <<<"$nuspec"; check $? "nuspec names its icon and readme"
+grep -q "where-allocation contributors" <<<"$(unzip -p "$nupkg" LICENSE 2>/dev/null)"; check $? "LICENSE names where-allocation contributors"
+! grep -qE '\]\((\.\.?/|[A-Za-z][^:)]*\))' <<<"$(unzip -p "$nupkg" README.md 2>/dev/null)"; check $? "package readme has no relative link (nuget.org would break it)"
+# (listings go through a variable: with pipefail, grep -q closing a pipe early would fail the check at random)
+symbols=$(unzip -Z1 "$feed/WhereAllocation.$version.snupkg" 2>/dev/null)
+grep -qx 'lib/net8.0/WhereAllocation.pdb' <<<"$symbols" && grep -qx 'lib/netstandard2.1/WhereAllocation.pdb' <<<"$symbols"
+check $? "symbols package holds the PDBs of both frameworks"
 
-# Deterministic: a clean rebuild from the same tree gives the same bytes as the packed assemblies.
+# Deterministic: a clean rebuild (same paths, CI mode) gives the same bytes as the packed assemblies.
 mkdir -p "$work/packed"
 (cd "$work/packed" && unzip -q "$nupkg" 'lib/*' 2>/dev/null)
-dotnet build src/WhereAllocation -c Release -nologo -v quiet --no-incremental --artifacts-path "$work/artifacts" \
-  -p:ContinuousIntegrationBuild=true >"$work/rebuild.txt" 2>&1
+dotnet build $package -c Release -nologo -v quiet --no-incremental -p:ContinuousIntegrationBuild=true >"$work/rebuild.txt" 2>&1
 for tfm in netstandard2.1 net8.0; do
-  cmp -s "$work/packed/lib/$tfm/WhereAllocation.dll" "$work/artifacts/bin/WhereAllocation/release_$tfm/WhereAllocation.dll"
+  cmp -s "$work/packed/lib/$tfm/WhereAllocation.dll" "artifacts/bin/WhereAllocation/Release/$tfm/WhereAllocation.dll"
   check $? "deterministic: rebuilt $tfm assembly is byte-identical to the packed one"
 done
 
-mkdir -p "$work/app"
-cat >"$work/app/nuget.config" <<XML
-<?xml version="1.0" encoding="utf-8"?>
-<configuration>
-  <packageSources>
-    <clear />
-    <add key="local" value="$work/feed" />
-  </packageSources>
-  <config>
-    <add key="globalPackagesFolder" value="$work/packages" />
-  </config>
-</configuration>
-XML
-cat >"$work/app/App.csproj" <<XML
+echo "== README: its C# blocks compile; its example runs from the package on CoreCLR and Mono at 0 B"
+# The C# blocks of a markdown file, one file per block: block-1.cs, block-2.cs, ...
+blocks() { awk -v dir="$2" '/^```csharp/{n++; on=1; next} /^```/{on=0} on{print > (dir "/block-" n ".cs")}' "$1"; }
+# The README's nuget.config, pointed at the packed folder.
+mkdir -p "$work/recipe"
+awk '/^```xml/{on=1; next} /^```/{if (on) exit} on' README.md | sed "s|/path/to/where-allocation/artifacts|$feed|" >"$work/recipe/nuget.config"
+grep -q "globalPackagesFolder" "$work/recipe/nuget.config"; check $? "README's nuget.config recipe found (a project-local package cache)"
+consumer() {   # name framework extra-properties program
+  local dir=$work/$1
+  mkdir -p "$dir"; cp "$work/recipe/nuget.config" "$dir/"; cp "$4" "$dir/Program.cs"
+  cat >"$dir/$1.csproj" <<XML
 <Project Sdk="Microsoft.NET.Sdk">
   <PropertyGroup>
     <OutputType>Exe</OutputType>
-    <TargetFramework>net10.0</TargetFramework>
+    <TargetFramework>$2</TargetFramework>
     <Nullable>enable</Nullable>
     <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
+    $3
   </PropertyGroup>
 </Project>
 XML
-cp samples/AotCheck/Program.cs "$work/app/Program.cs"
-(cd "$work/app" && dotnet add package WhereAllocation --version "$version" >"$work/add.txt" 2>&1)
-check $? "dotnet add package WhereAllocation $version from the local folder source"
-(cd "$work/app" && dotnet build -c Release -nologo -v quiet >"$work/build.txt" 2>&1)
-check $? "the fresh console project builds against the package"
-[ "$failed" -eq 0 ] || cat "$work/pack.txt" "$work/add.txt" "$work/build.txt" 2>/dev/null | tail -30
-if [ -f "$work/app/bin/Release/net10.0/App.dll" ]; then
-  dotnet "$work/app/bin/Release/net10.0/App.dll" | tee "$work/run.txt"
-  check "${PIPESTATUS[0]}" "the sample runs from the package (loopback send/receive, 0 B per call)"
-else
-  check 1 "the sample runs from the package"
-fi
+  (cd "$dir" && dotnet add package WhereAllocation --version "$version" >"$dir/add.txt" 2>&1 && dotnet build -c Release -nologo -v quiet >"$dir/build.txt" 2>&1)
+}
+mkdir -p "$work/readme" "$work/pkgreadme"
+blocks README.md "$work/readme"
+n=$(ls "$work/readme" | wc -l); [ "$n" -ge 1 ]; check $? "README has $n C# block(s)"
+blocks $package/README.md "$work/pkgreadme"
+# The README's first block is the example, built and run below; every other block (and the package readme's) is compiled.
+i=0
+for block in "$work"/readme/block-*.cs "$work"/pkgreadme/block-*.cs; do
+  [ "$block" != "$work/readme/block-1.cs" ] || continue
+  i=$((i + 1))
+  consumer "snippet$i" net10.0 "" "$block"; rc=$?
+  check $rc "C# block compiles as copied: ${block#$work/}"; show $rc "$work/snippet$i/build.txt"
+done
+main=$work/readme/block-1.cs
+consumer coreclr net10.0 "" "$main"; rc=$?
+check $rc "README example compiles as copied; the net10.0 consumer restores WhereAllocation $version through the project-local nuget.config"
+show $rc "$work/coreclr/add.txt"; show $rc "$work/coreclr/build.txt"
+[ -d "$work/coreclr/.packages/whereallocation/$version" ]; check $? "the package came into the project's own cache (.packages), not the user-wide one"
+timeout 120 dotnet "$work/coreclr/bin/Release/net10.0/coreclr.dll" 2>&1 | tee "$work/coreclr/run.txt"
+grep -qx "0 B allocated by 10 000 round trips" "$work/coreclr/run.txt"; check $? "README example on CoreCLR (net10.0): 0 B allocated by 10 000 round trips"
+consumer mono netstandard2.1 "<LangVersion>9.0</LangVersion><CopyLocalLockFileAssemblies>true</CopyLocalLockFileAssemblies>" "$main"; rc=$?
+check $rc "netstandard2.1 consumer (LangVersion 9.0, CopyLocalLockFileAssemblies) restores and builds"
+show $rc "$work/mono/add.txt"; show $rc "$work/mono/build.txt"
+timeout 120 mono "$work/mono/bin/Release/netstandard2.1/mono.dll" 2>&1 | tee "$work/mono/run.txt"
+grep -qx "0 B allocated by 10 000 round trips" "$work/mono/run.txt"; check $? "README example on Mono (netstandard2.1): 0 B allocated by 10 000 round trips"
+
+echo "== Unity tarball"
+mkdir -p "$work/unity"
+tar -xzf "$tgz" -C "$work/unity"; check $? "the tarball unpacks"
+(cd "$work/unity" && find package -type f | sort) >"$work/tar-files.txt"
+git ls-files -- $package | sed "s:^$package/:package/:" | sort >"$work/git-files.txt"
+diff "$work/git-files.txt" "$work/tar-files.txt" >"$work/tar-diff.txt"; rc=$?
+check $rc "package/ holds exactly the $(wc -l <"$work/git-files.txt") tracked files of $package"; show $rc "$work/tar-diff.txt"
+[ "$(ls "$work/unity")" = package ]; check $? "one top folder, package/"
+! grep -qE '(^|/)(bin|obj)/' "$work/tar-files.txt"; check $? "no bin/ or obj/ in the tarball"
+missing=0
+while read -r asset; do
+  case "$asset" in *.meta) continue ;; esac
+  [ -e "$work/unity/$asset.meta" ] || { echo "    no .meta: $asset"; missing=$((missing + 1)); }
+done < <(cd "$work/unity" && find package -mindepth 1 | grep -v '\.meta$' | grep -Ev '(^|/)\.|~(/|$)')
+[ "$missing" = 0 ]; check $? "every file and folder Unity imports has its .meta (folders ending in ~ are not imported)"
+for f in package.json LICENSE.md README.md CHANGELOG.md WhereAllocation.asmdef link.xml; do
+  [ -s "$work/unity/package/$f" ]; check $? "package/$f present"
+done
+mkdir -p "$work/json"
+cat >"$work/json/check.cs" <<'CS'
+using System;
+using System.IO;
+using System.Text.Json;
+using System.Text.RegularExpressions;
+// Checks a Unity package.json: the fields the Package Manager requires, in the forms it accepts, and the samples' paths.
+string dir = args[0], version = args[1];
+var json = JsonDocument.Parse(File.ReadAllText(Path.Combine(dir, "package.json"))).RootElement;
+int bad = 0;
+void Need(bool ok, string what) { Console.WriteLine((ok ? "  ok   " : "  FAIL ") + what); if (!ok) bad++; }
+string Str(string name) => json.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString()! : "";
+Need(Regex.IsMatch(Str("name"), @"^com\.[a-z0-9-]+(\.[a-z0-9-]+)+$") && Str("name").Length <= 214, "package.json name is reverse-domain, lower case: " + Str("name"));
+Need(Str("version") == version, "package.json version " + Str("version") + " = " + version);
+Need(Regex.IsMatch(Str("unity"), @"^[0-9]{4}\.[0-9]+$"), "package.json unity is a major.minor release: " + Str("unity"));
+Need(Str("displayName").Length > 0 && Str("description").Length > 0, "package.json has a displayName and a description");
+Need(Str("license") == "MIT", "package.json licence is the SPDX id MIT");
+int samples = 0;
+if (json.TryGetProperty("samples", out var list))
+    foreach (var s in list.EnumerateArray())
+    {
+        string path = s.GetProperty("path").GetString()!;
+        Need(path.EndsWith("~") || path.Contains("~/"), "sample path " + path + " is inside a folder Unity does not import");
+        Need(Directory.Exists(Path.Combine(dir, path)) && Directory.GetFiles(Path.Combine(dir, path), "*.cs").Length > 0, "sample " + path + " exists and holds C# files");
+        Need(s.TryGetProperty("displayName", out _) && s.TryGetProperty("description", out _), "sample " + path + " has a displayName and a description");
+        samples++;
+    }
+Need(samples > 0, samples + " sample(s) listed");
+return bad == 0 ? 0 : 1;
+CS
+cat >"$work/json/json.csproj" <<'XML'
+<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup><OutputType>Exe</OutputType><TargetFramework>net10.0</TargetFramework><Nullable>enable</Nullable></PropertyGroup>
+</Project>
+XML
+(cd "$work/json" && dotnet build -c Release -nologo -v quiet >build.txt 2>&1) || cat "$work/json/build.txt"
+dotnet "$work/json/bin/Release/net10.0/json.dll" "$work/unity/package" "$version" >"$work/json/out.txt" 2>&1; rc=$?
+cat "$work/json/out.txt"; check $rc "package.json fields valid"
+
+echo "== Unity samples compile as C# 9 against the library (tests/UnitySamples, with a stand-in of UnityEngine)"
+dotnet build tests/UnitySamples -c Release -nologo -v quiet >"$work/samples.txt" 2>&1; rc=$?
+check $rc "src/WhereAllocation/Samples~ compiles (netstandard2.1, C# 9, nullable off, warnings as errors)"; show $rc "$work/samples.txt"
+
+echo "== The package folder after building: only tracked files"
+extra=$(git status --porcelain --ignored --untracked-files=all -- $package | grep -E '^(\?\?|!!)' || true)
+[ -z "$extra" ]; check $? "no untracked or ignored file in $package after the builds (stays importable from disk)"
+[ -z "$extra" ] || head -5 <<<"$extra"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -102,7 +102,7 @@ stage getter-stubbed SafeHandleField --substitutions "$work/stub-runtime-getter.
 
 echo "== native library names"
 implmap() { monodis --implmap "$1" 2>/dev/null; }
-shipped_map=$(implmap src/WhereAllocation/bin/Release/netstandard2.1/WhereAllocation.dll)
+shipped_map=$(implmap artifacts/bin/WhereAllocation/Release/netstandard2.1/WhereAllocation.dll)
 [ "$(grep -c ' libc)$' <<<"$shipped_map")" -ge 10 ] && ! grep -q '__Internal' <<<"$shipped_map"
 check $? "the shipped netstandard2.1 build names \"libc\" for every C library call"
 if dotnet build src/WhereAllocation -c Release -f netstandard2.1 -p:UnityDefines=UNITY_IOS -o "$work/ios" \
