@@ -15,12 +15,12 @@ namespace WhereAllocation.Tests
 
         public void Dispose() => DatagramPaths.Reset();
 
+        // IPv4 and dual mode (an IPv6 socket, the IPv4 key sent IPv4-mapped): both sockaddr forms. Not plain IPv6 as well:
+        // under Wine each case takes over a minute, and its send is the dual-mode one's.
         [Theory]
         [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
         [InlineData(DatagramPath.Native, Family.DualMode)]
         [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
         [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
         public void SendingAllocatesNothing(DatagramPath path, Family family)
         {
@@ -53,8 +53,6 @@ namespace WhereAllocation.Tests
 
         [Theory]
         [InlineData(Family.IPv4, false)]
-        [InlineData(Family.IPv4, true)]
-        [InlineData(Family.DualMode, false)]
         [InlineData(Family.DualMode, true)]
         public void RefusingForAFullBufferAllocatesNothing(Family family, bool blocking)
         {
