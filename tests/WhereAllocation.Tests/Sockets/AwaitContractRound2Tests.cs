@@ -264,7 +264,9 @@ namespace WhereAllocation.Tests
                 foreach (WeakReference socket in sockets)
                     if (socket.IsAlive) alive++;
             }
-            Assert.Equal(0, alive);
+            // The Managed path's per-thread endpoint remembers the last socket it checked (IPEndPointNonAlloc.CheckedSocket):
+            // at most one per thread that received (here the I/O thread and its caller), whatever the number of wrappers.
+            Assert.True(alive <= (path == DatagramPath.Managed ? 2 : 0), alive + " of " + Count + " sockets still alive after full collections");
             Assert.Equal(before, poller.Registered);
         }
 
