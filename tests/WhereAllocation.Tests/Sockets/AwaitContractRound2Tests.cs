@@ -264,7 +264,9 @@ namespace WhereAllocation.Tests
                 foreach (WeakReference socket in sockets)
                     if (socket.IsAlive) alive++;
             }
-            Assert.Equal(0, alive);
+            // The Managed path's per-thread endpoint remembers the last socket it checked (IPEndPointNonAlloc.CheckedSocket):
+            // at most one per thread that received (here the I/O thread and its caller), whatever the number of wrappers.
+            Assert.True(alive <= (path == DatagramPath.Managed ? 2 : 0), alive + " of " + Count + " sockets still alive after full collections");
             Assert.Equal(before, poller.Registered);
         }
 
@@ -305,13 +307,19 @@ namespace WhereAllocation.Tests
             Assert.False(waiting.IsCompleted);
             long emptyBefore = poller.EmptyReports;
             ShutDownReceiving(pair.Server);
+            // Windows reports no readiness for a socket shut down for receiving, and fails the next datagram's receive
+            // with WSAESHUTDOWN: there the await ends when one arrives.
+            bool windows = System.Runtime.InteropServices.RuntimeInformation.IsOSPlatform(System.Runtime.InteropServices.OSPlatform.Windows);
+            if (windows) pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
             string? outcome = Awaits.Outcome(waiting, Bound, out ReceivedDatagram _);
             Assert.NotNull(outcome); // never a wait for ever
-            if (path == DatagramPath.Native)
+            if (path == DatagramPath.Native || windows)
             {
                 Assert.Equal("Shutdown", outcome);
                 // A later receive says so too.
-                Assert.Equal("Shutdown", Awaits.Outcome(server.ReceiveFromAsync(new byte[16]), Bound, out ReceivedDatagram _));
+                ValueTask<ReceivedDatagram> later = server.ReceiveFromAsync(new byte[16]);
+                if (windows) pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
+                Assert.Equal("Shutdown", Awaits.Outcome(later, Bound, out ReceivedDatagram _));
             }
             // On the runtime's paths the await ends with what the synchronous receive reports for a shut-down socket
             // (its first try runs that receive). Either way the poller never spun on readiness that brought nothing.

@@ -64,6 +64,7 @@ namespace WhereAllocation
         private CancellationToken _token;
         private CancellationTokenRegistration _registration;
         private CancellationToken _registeredToken;
+        private readonly object _cancellationGate = new object();
 
         private protected DatagramOperation(ReadinessRegistration owner)
         {
@@ -179,20 +180,32 @@ namespace WhereAllocation
 
         private void Register(CancellationToken token)
         {
-            _registration.Dispose();
+            // Under a lock shared with ReleaseCancellation: a Dispose on another thread either comes first (and then
+            // no registration is made, to be left behind on the caller's token for as long as the token lives), or
+            // after, and removes it.
+            lock (_cancellationGate)
+            {
+                _registration.Dispose();
+                _registration = default;
+                _registeredToken = default;
+                if (Owner.IsDisposed) return; // Suspend's check after Waiting ends this wait
 #if NET8_0_OR_GREATER
-            _registration = token.UnsafeRegister(s_cancel, this);
+                _registration = token.UnsafeRegister(s_cancel, this);
 #else
-            _registration = token.Register(s_cancel, this);
+                _registration = token.Register(s_cancel, this);
 #endif
-            _registeredToken = token;
+                _registeredToken = token;
+            }
         }
 
         internal override void ReleaseCancellation()
         {
-            _registration.Dispose();
-            _registration = default;
-            _registeredToken = default;
+            lock (_cancellationGate)
+            {
+                _registration.Dispose();
+                _registration = default;
+                _registeredToken = default;
+            }
         }
 
         private void OnCancellation()

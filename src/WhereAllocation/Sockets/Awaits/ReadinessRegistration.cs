@@ -103,17 +103,14 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// True when the OS says the socket was shut down for receiving (Linux: POLLRDHUP; Windows: POLLHUP). Asked only
-        /// after readiness kept bringing nothing; false where the OS or the path cannot tell (the wait then goes on, one
-        /// try per slice).
+        /// True when the OS says the socket was shut down for receiving (Linux: POLLRDHUP). Asked only after readiness
+        /// kept bringing nothing; false where the OS or the path cannot tell (the wait then goes on, one try per slice).
+        /// macOS: kqueue reports EV_EOF itself (a hang-up). Windows reports no readiness for such a socket at all, and
+        /// fails the next datagram's receive with WSAESHUTDOWN.
         /// </summary>
         internal bool ReceiveShutDown()
         {
-            if (!SocketHandles.Available) return false;
-            OsSocketCalls calls = OsSocketCalls.Current;
-            bool linux = calls is LinuxSocketCalls;
-            bool windows = calls is WindowsSocketCalls;
-            if (!linux && !windows) return false; // macOS: kqueue reports EV_EOF itself (a hang-up)
+            if (!SocketHandles.Available || !(OsSocketCalls.Current is LinuxSocketCalls)) return false;
             SafeHandle handle;
             bool held = false;
             try
@@ -127,7 +124,7 @@ namespace WhereAllocation
             }
             try
             {
-                return linux ? LinuxPoller.ReceiveShutDown(handle.DangerousGetHandle()) : WindowsPoller.ReceiveShutDown(handle.DangerousGetHandle());
+                return LinuxPoller.ReceiveShutDown(handle.DangerousGetHandle());
             }
             finally
             {

@@ -37,7 +37,7 @@ namespace WhereAllocation
         internal override SocketError Open()
         {
             _queue = Libc.KQueue();
-            if (_queue < 0) return _calls.LastError();
+            if (_queue < 0) return LinuxPoller.OpenError(_calls, Marshal.GetLastWin32Error());
             _events = (Libc.KEvent*)Marshal.AllocHGlobal(Capacity * sizeof(Libc.KEvent)); // freed by Close
             return SocketError.Success;
         }

@@ -49,10 +49,17 @@ namespace WhereAllocation
         internal override SocketError Open()
         {
             _epoll = Libc.EpollCreate1(EpollCloExec);
-            if (_epoll < 0) return _calls.LastError();
+            if (_epoll < 0) return OpenError(_calls, Marshal.GetLastWin32Error());
             _events = Marshal.AllocHGlobal(Capacity * EventSize); // freed by Close
             return SocketError.Success;
         }
+
+        /// <summary>
+        /// What a failed epoll_create1 or kqueue reports: EMFILE and ENFILE (24, 23 on Linux and macOS alike: out of
+        /// descriptors) as TooManyOpenSockets, as the runtime reports them for a socket; anything else as mapped.
+        /// </summary>
+        internal static SocketError OpenError(PosixSocketCalls calls, int errno) =>
+            errno == 23 || errno == 24 ? SocketError.TooManyOpenSockets : calls.ErrorOf(errno);
 
         internal override void Close()
         {

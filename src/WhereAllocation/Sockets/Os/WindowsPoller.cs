@@ -200,19 +200,6 @@ namespace WhereAllocation
             _reportEvents = new short[capacity];
         }
 
-        /// <summary>
-        /// True when <paramref name="socket"/> was shut down for receiving: WSAPoll reports POLLHUP on it (the read
-        /// side closed) while recvfrom finds nothing.
-        /// </summary>
-        internal static bool ReceiveShutDown(IntPtr socket)
-        {
-            Ws2_32.WsaPollFd poll;
-            poll.Fd = socket;
-            poll.Events = PollRdNorm;
-            poll.Revents = 0;
-            return Ws2_32.WsaPoll(&poll, 1, 0) > 0 && (poll.Revents & PollHup) != 0;
-        }
-
         internal override void Forget(long token) => Remove(IntPtr.Zero, token);
 
         private void DrainWake()
