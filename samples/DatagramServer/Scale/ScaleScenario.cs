@@ -47,28 +47,51 @@ namespace WhereAllocation.Samples.DatagramServer
         {
             var rows = new List<Row>();
             int fill = options.DrainRound;
-            foreach (int n in options.PeerCounts)
+            // Every N is set up at once and the rounds go over every N and every receiver in turn, so that a slow spell of this
+            // shared machine falls on N = 1 and N = 10 000 alike: the ratios between them are the point.
+            var setups = new List<Tuple<int, Senders, Receiver>>();
+            try
             {
-                using (var senders = new Senders(n))
-                using (var receiver = new Receiver(n, senders, options.ReceiveBuffer))
+                foreach (int n in options.PeerCounts)
                 {
-                    var byName = new Dictionary<string, Row>();
-                    foreach (string r in Receivers) byName[r] = new Row { Receiver = r, Senders = n };
+                    var senders = new Senders(n);
+                    setups.Add(Tuple.Create(n, senders, new Receiver(n, senders, options.ReceiveBuffer)));
+                }
+                var byName = new Dictionary<string, Row>();
+                foreach (var setup in setups)
+                {
                     foreach (string r in Receivers)
-                        if (!r.StartsWith("c-", StringComparison.Ordinal)) receiver.Drain(r, senders, 0, Math.Min(fill, 1000), new Row()); // compile and warm
-                    for (int round = 0; round < options.Rounds; round++)
                     {
+                        var row = new Row { Receiver = r, Senders = setup.Item1 };
+                        byName[r + "/" + setup.Item1] = row;
+                        rows.Add(row);
+                        if (!r.StartsWith("c-", StringComparison.Ordinal)) setup.Item3.Drain(r, setup.Item2, 0, Math.Min(fill, 1000), new Row()); // compile and warm
+                    }
+                }
+                for (int round = 0; round < options.Rounds; round++)
+                {
+                    for (int s = 0; s < setups.Count; s++)
+                    {
+                        var setup = setups[(round + s) % setups.Count];
+                        int n = setup.Item1;
                         for (int turn = 0; turn < Receivers.Length; turn++)
                         {
                             string name = Receivers[(round + turn) % Receivers.Length];
-                            Row row = byName[name];
+                            Row row = byName[name + "/" + n];
                             int offset = (int)((long)round * fill % n); // over the rounds every sender takes part
-                            if (name.StartsWith("c-", StringComparison.Ordinal)) RunC(receiverPath, name.Substring(2), senders, offset, fill, options.ReceiveBuffer, row);
-                            else receiver.Drain(name, senders, offset, fill, row);
+                            if (name.StartsWith("c-", StringComparison.Ordinal)) RunC(receiverPath, name.Substring(2), setup.Item2, offset, fill, options.ReceiveBuffer, row);
+                            else setup.Item3.Drain(name, setup.Item2, offset, fill, row);
                             log("scale N=" + n + " " + name + ", round " + (round + 1) + ": CPU " + row.CpuNs[row.CpuNs.Count - 1].ToString("F0", CultureInfo.InvariantCulture) + " ns/datagram, lost " + row.Lost + ", wrong " + row.Wrong);
                         }
                     }
-                    foreach (string r in Receivers) rows.Add(byName[r]);
+                }
+            }
+            finally
+            {
+                foreach (var setup in setups)
+                {
+                    setup.Item3.Dispose();
+                    setup.Item2.Dispose();
                 }
             }
             return rows;
@@ -93,7 +116,16 @@ namespace WhereAllocation.Samples.DatagramServer
                     else Thread.Sleep(1);
                 }
                 if (port == 0) throw new InvalidOperationException("wa-recv did not report its port: " + error.Result);
-                senders.Fill(new IPEndPoint(IPAddress.Loopback, port), offset, fill);
+                // Stopped while the queue fills, so that a fill slowed down by a loaded machine is never taken for a settled queue.
+                Linux.Suspend(process.Id);
+                try
+                {
+                    senders.Fill(new IPEndPoint(IPAddress.Loopback, port), offset, fill);
+                }
+                finally
+                {
+                    Linux.Resume(process.Id);
+                }
                 if (!process.WaitForExit(60_000)) throw new TimeoutException("wa-recv did not end");
                 process.WaitForExit();
                 var values = new Dictionary<string, string>();

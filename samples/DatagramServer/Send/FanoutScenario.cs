@@ -37,22 +37,39 @@ namespace WhereAllocation.Samples.DatagramServer
         public static List<Row> Run(Options options, string fanoutPath, Action<string> log)
         {
             var rows = new List<Row>();
-            foreach (int n in options.PeerCounts)
+            // Every N is set up at once and the rounds go over every N and every row in turn, so that a slow spell of this
+            // shared machine falls on every N alike.
+            var setups = new List<Destinations>();
+            try
             {
-                using (var setup = new Destinations(n, options.Size))
+                var byName = new Dictionary<string, Row>();
+                foreach (int n in options.PeerCounts)
                 {
-                    var byMethod = new Dictionary<string, Row>();
-                    foreach (string m in Methods) byMethod[m] = new Row { Method = m, Destinations = n };
+                    var setup = new Destinations(n, options.Size);
+                    setups.Add(setup);
                     int ticks = Math.Max(1, DatagramsPerRound / n);
                     int chunk = Math.Max(1, 256 / n);
-                    for (int w = 0; w < 2; w++)
-                        foreach (string m in Methods) if (!m.StartsWith("c-", StringComparison.Ordinal)) setup.Run(m, Math.Min(ticks, 2), chunk); // compile and warm every path
-                    for (int round = 0; round < options.Rounds; round++)
+                    foreach (string m in Methods)
                     {
+                        var row = new Row { Method = m, Destinations = n };
+                        byName[m + "/" + n] = row;
+                        rows.Add(row);
+                        if (!m.StartsWith("c-", StringComparison.Ordinal))
+                            for (int w = 0; w < 2; w++) setup.Run(m, Math.Min(ticks, 2), chunk); // compile and warm every path
+                    }
+                }
+                for (int round = 0; round < options.Rounds; round++)
+                {
+                    for (int s = 0; s < setups.Count; s++)
+                    {
+                        Destinations setup = setups[(round + s) % setups.Count];
+                        int n = setup.Count;
+                        int ticks = Math.Max(1, DatagramsPerRound / n);
+                        int chunk = Math.Max(1, 256 / n);
                         for (int turn = 0; turn < Methods.Length; turn++)
                         {
                             string m = Methods[(round + turn) % Methods.Length];
-                            Row row = byMethod[m];
+                            Row row = byName[m + "/" + n];
                             double cpuNs;
                             long datagrams, lost, bytes = 0;
                             if (m.StartsWith("c-", StringComparison.Ordinal))
@@ -77,8 +94,11 @@ namespace WhereAllocation.Samples.DatagramServer
                             log("send N=" + n + " " + m + ", round " + (round + 1) + ": CPU " + (cpuNs / datagrams).ToString("F0", CultureInfo.InvariantCulture) + " ns/datagram, lost " + lost);
                         }
                     }
-                    foreach (string m in Methods) rows.Add(byMethod[m]);
                 }
+            }
+            finally
+            {
+                foreach (Destinations setup in setups) setup.Dispose();
             }
             return rows;
         }
@@ -140,6 +160,8 @@ namespace WhereAllocation.Samples.DatagramServer
 
             private readonly int _n;
             private readonly int _size;
+
+            public int Count => _n;
             private readonly Socket[] _receivers;
             private readonly int[] _receiverFds;
             private readonly Socket _sender;
