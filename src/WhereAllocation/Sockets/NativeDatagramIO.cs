@@ -266,6 +266,23 @@ namespace WhereAllocation
             }
         }
 
+        /// <summary>See <see cref="OsSocketCalls.HasInput"/>. One system call.</summary>
+        internal static bool HasInput(Socket socket, out bool hasError)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
+                return s_os.HasInput(handle.DangerousGetHandle(), out hasError);
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+        }
+
         /// <summary>Address sharing off, and (Windows) reset reports off; see <see cref="DatagramSockets.Harden"/>.</summary>
         internal static void Harden(Socket socket)
         {

@@ -24,9 +24,12 @@ namespace WhereAllocation
         /// </summary>
         internal static bool IsReady(Socket socket)
         {
-            if (socket.Poll(0, SelectMode.SelectRead)) return true;
-            if (!socket.Poll(0, SelectMode.SelectError)) return false;
-            if (s_receiveReportsErrors) return true;
+            if (s_receiveReportsErrors || !NativeDatagramIO.OsCallsWork || !SocketHandles.Available)
+                return socket.Poll(0, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError);
+            // Linux, macOS: asked of the OS itself, which tells "something to read" from "in error" (Mono's Poll says
+            // readable for both, and a receive would then wait on a socket in error with nothing queued).
+            if (NativeDatagramIO.HasInput(socket, out bool inError)) return true;
+            if (!inError) return false;
             // Linux, macOS: the pending error is the socket's SO_ERROR, read here once (which clears it, as the receive
             // would), or an error queue the user asked for (IP_RECVERR) that no receive reads and that keeps the socket
             // "in error": then nothing is queued, and the runtime's receive would wait though the caller must not.

@@ -71,6 +71,16 @@ namespace WhereAllocation
         internal abstract int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error);
 
         /// <summary>
+        /// Without waiting: true when something is queued to read; <paramref name="hasError"/> when the socket is flagged in
+        /// error. Apart, where the OS tells them apart (Linux, macOS: POLLIN and POLLERR); elsewhere one "ready" answer, no error.
+        /// </summary>
+        internal virtual bool HasInput(IntPtr socket, out bool hasError)
+        {
+            hasError = false;
+            return Poll(socket, false, 0, out _, out _) > 0;
+        }
+
+        /// <summary>
         /// True when the socket was shut down for receiving, asked after a receive found nothing queued: on Linux a
         /// non-waiting <c>recvfrom</c> then says only "nothing queued" while <c>poll</c> keeps saying "readable". False where
         /// the OS's receive reports the shutdown itself (Windows: WSAESHUTDOWN; macOS: 0 bytes without a sender).

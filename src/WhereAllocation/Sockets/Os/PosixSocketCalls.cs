@@ -97,6 +97,18 @@ namespace WhereAllocation
             return ready > 0 ? 1 : 0; // POLLERR counts as ready: the next call reports the error
         }
 
+        internal override bool HasInput(IntPtr socket, out bool hasError)
+        {
+            const short PollErr = 0x8;
+            Libc.PollFd poll;
+            poll.Fd = (int)socket;
+            poll.Events = PollIn;
+            poll.Revents = 0;
+            int ready = Libc.Poll(&poll, 1, 0);
+            hasError = ready > 0 && (poll.Revents & PollErr) != 0;
+            return ready > 0 && (poll.Revents & PollIn) != 0;
+        }
+
         internal override bool IsDualMode(IntPtr socket)
         {
             int value = 1;
