@@ -71,12 +71,13 @@ namespace WhereAllocation
         internal abstract int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error);
 
         /// <summary>
-        /// Without waiting: true when something is queued to read; <paramref name="hasError"/> when the socket is flagged in
-        /// error. Apart, where the OS tells them apart (Linux, macOS: POLLIN and POLLERR); elsewhere one "ready" answer, no error.
+        /// Without waiting: true when something is queued to read; else <paramref name="pending"/> is the error the socket is
+        /// flagged with (SO_ERROR, read and so cleared here, as a receive would), Success when none. Apart where the OS tells
+        /// them apart (Linux, macOS: POLLIN and POLLERR); elsewhere one "ready" answer and no error.
         /// </summary>
-        internal virtual bool HasInput(IntPtr socket, out bool hasError)
+        internal virtual bool HasInput(IntPtr socket, out SocketError pending)
         {
-            hasError = false;
+            pending = SocketError.Success;
             return Poll(socket, false, 0, out _, out _) > 0;
         }
 
