@@ -25,11 +25,6 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(path)) return;
             var seen = new Observed(Round2);
-            if (Runtime.IsWine)
-            {
-                ReceiveShutDownUnderWine(path, family, seen);
-                return;
-            }
             foreach (string id in s_receiveIds)
             {
                 foreach (Variant mode in ModesFor(id))
@@ -48,36 +43,6 @@ namespace WhereAllocation.Tests
                     pair.Client.Connect(pair.ServerTarget);
                     pair.Client.Shutdown(SocketShutdown.Receive);
                     seen.Add(RowName(id, mode), id, "receive shut down", SendTo(pair, id, mode, 24));
-                }
-            }
-            seen.AssertAsDocumented();
-        }
-
-        /// <summary>
-        /// Wine 8 ignores SD_RECEIVE on a datagram socket: the runtime's own receive then waits as on an empty socket
-        /// (asserted here, so a Wine that implements it shows up). Real Windows answers WSAESHUTDOWN; on the native path, the
-        /// one whose OS calls the library makes itself, that answer is put at the OS boundary (<see cref="ShutDownReceives"/>)
-        /// and every receive row must report it as documented. The runtime's paths get from Wine what the runtime gets.
-        /// </summary>
-        private static void ReceiveShutDownUnderWine(DatagramPath path, Family family, Observed seen)
-        {
-            using (var pair = new Loopback(family, BlockingTimeoutMs))
-            {
-                pair.Server.Connect(pair.ClientEndPoint);
-                pair.Server.Shutdown(SocketShutdown.Receive);
-                var buffer = new byte[100];
-                SocketException e = Assert.Throws<SocketException>(() => pair.Server.Receive(buffer));
-                Assert.Equal(SocketError.TimedOut, e.SocketErrorCode);
-            }
-            if (path != DatagramPath.Native) return;
-            foreach (string id in s_receiveIds)
-            {
-                foreach (Variant mode in ModesFor(id))
-                {
-                    using var pair = new Loopback(family, BlockingTimeoutMs);
-                    pair.Server.Connect(pair.ClientEndPoint);
-                    using ShutDownReceives os = ShutDownReceives.Install();
-                    seen.Add(RowName(id, mode), id, "receive shut down", Bounded(pair.Server, () => Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs)));
                 }
             }
             seen.AssertAsDocumented();
