@@ -94,6 +94,7 @@ namespace WhereAllocation
                 if (received > 0) return received;
                 int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                 if (remaining == 0) return 0;
+                SocketHandles.EnterWait(); // the runtime's Poll holds the handle while it waits
                 try
                 {
                     socket.Poll(SocketWaits.Slice(remaining) * 1000, SelectMode.SelectRead); // throws ObjectDisposedException once the socket is disposed
@@ -102,6 +103,10 @@ namespace WhereAllocation
                 {
                     SocketWaits.ThrowIfDisposed(socket); // Windows ends the Poll of a socket disposed meanwhile with an error
                     throw;
+                }
+                finally
+                {
+                    SocketHandles.ExitWait();
                 }
             }
         }

@@ -272,6 +272,23 @@ namespace WhereAllocation
             }
         }
 
+        /// <summary>See <see cref="OsSocketCalls.HasInput"/>. One system call.</summary>
+        internal static bool HasInput(Socket socket, out SocketError pending)
+        {
+            SafeHandle handle = SocketHandles.Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
+                return s_os.HasInput(handle.DangerousGetHandle(), out pending);
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+        }
+
         /// <summary>Address sharing off, and (Windows) reset reports off; see <see cref="DatagramSockets.Harden"/>.</summary>
         internal static void Harden(Socket socket)
         {
@@ -359,6 +376,19 @@ namespace WhereAllocation
         /// </summary>
         /// <exception cref="SocketException">Shutdown: the socket was shut down, so nothing will ever come; or the wait itself failed.</exception>
         internal static bool TryWaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
+        {
+            SocketHandles.EnterWait();
+            try
+            {
+                return TryWaitUntilCounted(socket, raw, handle, forWrite, timeoutMilliseconds);
+            }
+            finally
+            {
+                SocketHandles.ExitWait();
+            }
+        }
+
+        private static bool TryWaitUntilCounted(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
         {
             long start = Stopwatch.GetTimestamp();
             while (true)

@@ -24,15 +24,14 @@ namespace WhereAllocation
         /// </summary>
         internal static bool IsReady(Socket socket)
         {
-            if (socket.Poll(0, SelectMode.SelectRead)) return true;
-            if (!socket.Poll(0, SelectMode.SelectError)) return false;
-            if (s_receiveReportsErrors) return true;
-            // Linux, macOS: the pending error is the socket's SO_ERROR, read here once (which clears it, as the receive
-            // would), or an error queue the user asked for (IP_RECVERR) that no receive reads and that keeps the socket
-            // "in error": then nothing is queued, and the runtime's receive would wait though the caller must not.
-            object? pending = socket.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.Error);
-            int code = pending is int value ? value : 0;
-            if (code != 0) throw new SocketException(code);
+            if (s_receiveReportsErrors || !NativeDatagramIO.OsCallsWork || !SocketHandles.Available)
+                return socket.Poll(0, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError);
+            // Linux, macOS: asked of the OS itself, which tells "something to read" from "in error" (Mono's Poll says
+            // readable for both, and a receive would then wait on a socket in error with nothing queued).
+            if (NativeDatagramIO.HasInput(socket, out SocketError pending)) return true;
+            // The error the socket was flagged with, taken (as the receive would) and reported once; or none, when only an
+            // error queue the user asked for (IP_RECVERR) keeps it flagged, which no receive reads: then nothing is queued.
+            if (pending != SocketError.Success) throw new SocketException((int)pending);
             return false;
         }
 
@@ -54,6 +53,7 @@ namespace WhereAllocation
                 // In slices: Dispose ends the wait at the next one, at the latest.
                 int remaining = SocketWaits.Remaining(start, timeout > 0 ? timeout : -1);
                 if (remaining == 0) return false;
+                SocketHandles.EnterWait(); // the runtime's Poll holds the handle while it waits
                 try
                 {
                     if (socket.Poll(SocketWaits.Slice(remaining) * 1000, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError)) return true;
@@ -63,6 +63,10 @@ namespace WhereAllocation
                     // Windows ends a Poll whose socket another thread disposed with an error (OperationAborted).
                     SocketWaits.ThrowIfDisposed(socket);
                     throw;
+                }
+                finally
+                {
+                    SocketHandles.ExitWait();
                 }
             }
         }

@@ -4,6 +4,7 @@ using System.Net.Sockets;
 using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Threading;
 
 namespace WhereAllocation
 {
@@ -136,18 +137,36 @@ namespace WhereAllocation
 
         /// <summary>
         /// Throws ObjectDisposedException when <paramref name="socket"/> was disposed though its handle just accepted a
-        /// reference: Mono's handle accepts new references until the last one held (say, by a receive waiting on another
-        /// thread) is released, so a call made after Dispose returned would still reach the socket. Call it right after
-        /// DangerousAddRef. On .NET 8+ the handle refuses them itself: nothing to do. On Mono one call of the Socket's own
-        /// getter of its disposed flag, through a delegate made once (about 10 instructions per call); where no such getter
-        /// exists (a linker removed it), nothing.
+        /// reference: Mono's handle accepts new references until the last one held is released, so while another thread
+        /// waits in the library on the socket (and holds its handle: see <see cref="EnterWait"/>), a call made after Dispose
+        /// returned would still reach the socket. Call it right after DangerousAddRef. On .NET 8+ the handle refuses such
+        /// references itself: nothing to do. On Mono one static read per call while no library wait is in progress anywhere
+        /// in the process (the per-datagram case); else one call of the Socket's own getter of its disposed flag.
         /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         internal static void ThrowIfDisposedWhileHeld(Socket socket)
         {
 #if !NET8_0_OR_GREATER
-            Func<Socket, bool>? disposed = s_disposed;
-            if (disposed != null && disposed(socket)) ThrowDisposed();
+            if (s_waits != 0) ThrowIfDisposedFlag(socket);
+#endif
+        }
+
+        /// <summary>
+        /// Counts a wait of the library in (native poll slices, or the runtime's Poll, which holds the handle for as long as
+        /// it waits), so that <see cref="ThrowIfDisposedWhileHeld"/> asks the Socket meanwhile. Pair with <see cref="ExitWait"/>.
+        /// </summary>
+        internal static void EnterWait()
+        {
+#if !NET8_0_OR_GREATER
+            Interlocked.Increment(ref s_waits);
+#endif
+        }
+
+        /// <summary>Counts a wait of the library out.</summary>
+        internal static void ExitWait()
+        {
+#if !NET8_0_OR_GREATER
+            Interlocked.Decrement(ref s_waits);
 #endif
         }
 
@@ -175,8 +194,15 @@ namespace WhereAllocation
             return null;
         }
 
+        // Library waits in progress in the process (each holds a socket's handle while it waits).
+        private static int s_waits;
+
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static void ThrowDisposed() => throw new ObjectDisposedException(typeof(Socket).FullName);
+        private static void ThrowIfDisposedFlag(Socket socket)
+        {
+            Func<Socket, bool>? disposed = s_disposed;
+            if (disposed != null && disposed(socket)) throw new ObjectDisposedException(typeof(Socket).FullName);
+        }
 #endif
 
         internal const string NoWayMessage =

@@ -28,6 +28,8 @@ namespace WhereAllocation
         {
         }
 
+        protected override int SoError => 0x1007;
+
         internal override string Name => "macOS";
 
         internal override SockaddrFormat Format => SockaddrFormat.Bsd;

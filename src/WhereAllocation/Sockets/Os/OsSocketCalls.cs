@@ -122,6 +122,17 @@ namespace WhereAllocation
         internal abstract int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error);
 
         /// <summary>
+        /// Without waiting: true when something is queued to read; else <paramref name="pending"/> is the error the socket is
+        /// flagged with (SO_ERROR, read and so cleared here, as a receive would), Success when none. Apart where the OS tells
+        /// them apart (Linux, macOS: POLLIN and POLLERR); elsewhere one "ready" answer and no error.
+        /// </summary>
+        internal virtual bool HasInput(IntPtr socket, out SocketError pending)
+        {
+            pending = SocketError.Success;
+            return Poll(socket, false, 0, out _, out _) > 0;
+        }
+
+        /// <summary>
         /// True when the socket was shut down for receiving, asked after a receive found nothing queued: on Linux a
         /// non-waiting <c>recvfrom</c> then says only "nothing queued" while <c>poll</c> keeps saying "readable". False where
         /// the OS's receive reports the shutdown itself (Windows: WSAESHUTDOWN; macOS: 0 bytes without a sender).

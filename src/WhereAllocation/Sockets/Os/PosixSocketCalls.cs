@@ -100,6 +100,28 @@ namespace WhereAllocation
             return ready > 0 ? 1 : 0; // POLLERR counts as ready: the next call reports the error
         }
 
+        internal override bool HasInput(IntPtr socket, out SocketError pending)
+        {
+            const short PollErr = 0x8;
+            Libc.PollFd poll;
+            poll.Fd = (int)socket;
+            poll.Events = PollIn;
+            poll.Revents = 0;
+            int ready = Libc.Poll(&poll, 1, 0);
+            pending = SocketError.Success;
+            if (ready > 0 && (poll.Revents & PollIn) != 0) return true;
+            if (ready > 0 && (poll.Revents & PollErr) != 0)
+            {
+                int error = 0;
+                uint length = sizeof(int);
+                if (Libc.GetSockOpt((int)socket, _solSocket, SoError, &error, &length) == 0 && error != 0) pending = FromErrno(error);
+            }
+            return false;
+        }
+
+        /// <summary>SO_ERROR: Linux's number; macOS gives its own.</summary>
+        protected virtual int SoError => 4;
+
         internal override bool IsDualMode(IntPtr socket)
         {
             int value = 1;
