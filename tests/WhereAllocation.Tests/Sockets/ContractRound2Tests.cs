@@ -1,6 +1,8 @@
 using System;
+using System.Collections.Generic;
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using System.Threading;
 using Xunit;
 
@@ -32,7 +34,8 @@ namespace WhereAllocation.Tests
                     using var pair = new Loopback(family, BlockingTimeoutMs);
                     pair.Server.Connect(pair.ClientEndPoint);
                     pair.Server.Shutdown(SocketShutdown.Receive);
-                    seen.Add(RowName(id, mode), id, "receive shut down", Bounded(pair.Server, () => Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs)));
+                    string result = Bounded(pair.Server, () => Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
+                    seen.Add(RowName(id, mode), id, "receive shut down", WindowsShutdownGap.Normalize(id, result));
                 }
             }
             foreach (string id in s_sendIds)
@@ -46,6 +49,24 @@ namespace WhereAllocation.Tests
                 }
             }
             seen.AssertAsDocumented();
+        }
+
+        /// <summary>
+        /// The documented Windows difference (docs/CONTRACT.md, "Where the operating systems differ"): the library asks WSAPoll
+        /// before every receive there, and WSAPoll never calls a socket shut down for receiving readable, so the receive
+        /// behaves exactly as on an empty socket (the Receive table's "empty, blocking" cell). That answer, and only it,
+        /// counts as the documented one on Windows; anything else (a spin, a hang, another error) still fails.
+        /// </summary>
+        private static class WindowsShutdownGap
+        {
+            private static Dictionary<string, Dictionary<string, string>>? s_receive;
+
+            public static string Normalize(string id, string result)
+            {
+                if (!RuntimeInformation.IsOSPlatform(OSPlatform.Windows)) return result;
+                s_receive ??= ContractTable.Load("Receive");
+                return result == s_receive[id]["empty, blocking"] ? nameof(SocketError.Shutdown) : result;
+            }
         }
 
         /// <summary>
