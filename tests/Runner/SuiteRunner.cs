@@ -14,7 +14,9 @@ namespace WhereAllocation.Tests.Runner
 {
     /// <summary>
     /// Runs the suite's [Fact] and [Theory]/[InlineData] methods outside xunit, on the win-x64 runtime under
-    /// Wine (WhereAllocation.Tests.Windows). One new instance of the test class per case (disposed
+    /// Wine (WhereAllocation.Tests.Windows) and on Mono with the Boehm collector (WhereAllocation.Tests.Boehm: there the
+    /// allocation oracle is a process-wide byte count, and xunit's console runner allocates on threads of its own while
+    /// a test measures). One new instance of the test class per case (disposed
     /// afterwards), as xunit does. A skipped test counts as a failure: the suite has none, and one would
     /// hide a missing part.
     /// <para>

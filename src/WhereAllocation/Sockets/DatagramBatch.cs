@@ -59,7 +59,9 @@ namespace WhereAllocation
         private const int Alignment = 16;
 
         // recvmmsg/sendmmsg: a working native path on an OS that has them (Linux with glibc 2.14+ or musl).
-        private static readonly bool s_multiMessageSupported = NativeDatagramIO.IsSupported && NativeDatagramIO.Os.HasMultiMessage;
+        // Read from the real OS calls and what held at start, never from a stand-in a test may have put in when this class
+        // is first used: the value is kept for the process.
+        private static readonly bool s_multiMessageSupported = NativeDatagramIO.SupportedAtStart && OsSocketCalls.Current.HasMultiMessage;
 
         private readonly DatagramBatchMode _mode;
         private readonly int _capacity;
