@@ -36,7 +36,7 @@ compile() { # <out.dll> <target: library|exe> <defines> <sources...>
   dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:"$target" -langversion:9 -unsafe -nullable:enable -warnaserror \
     -optimize -deterministic -nowarn:1701,1702 ${defines:+"-define:$defines"} "${references[@]}" "$@" -out:"$out"
 }
-mapfile -t library < <(find src/WhereAllocation -name '*.cs' -not -path '*/Editor/*' -not -path '*/obj/*' -not -path '*/bin/*' | sort)
+mapfile -t library < <(find src/WhereAllocation -name '*.cs' -not -path '*/Editor/*' -not -path '*/Samples~/*' -not -path '*/obj/*' -not -path '*/bin/*' | sort)
 unity="UNITY_5_3_OR_NEWER;UNITY_2021_2_OR_NEWER;UNITY_2021_3_OR_NEWER;NET_STANDARD_2_1;NET_STANDARD;CSHARP_7_3_OR_NEWER"
 unknown_os="WHEREALLOCATION_CHECK_OS_UNKNOWN"
 

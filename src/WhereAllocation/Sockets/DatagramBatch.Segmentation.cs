@@ -28,7 +28,7 @@ namespace WhereAllocation
         private bool _segmentation;
 
         /// <summary>Test hook: when not Success, a segmented send fails with this error instead of reaching the kernel.</summary>
-        internal SocketError SegmentationFaultForTests;
+        internal SocketError SegmentationFaultForTests = SocketError.Success; // set by tests only; initialised so Unity, which grants no internals to them, warns of nothing
 
         /// <summary>Segmented sends that went, and the datagrams they carried (for tests and benchmarks).</summary>
         internal long SegmentedSends, SegmentedDatagrams;

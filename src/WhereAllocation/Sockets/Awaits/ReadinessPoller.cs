@@ -34,10 +34,10 @@ namespace WhereAllocation
         internal const int EmptyReportsBeforeProbe = 2;
 
         /// <summary>For tests: the next start of the I/O thread fails as if the runtime could not create it.</summary>
-        internal static volatile bool FailThreadStartForTests;
+        internal static volatile bool FailThreadStartForTests = false; // set by tests only (initialised: see ReportEveryArmedAsReadyForTests)
 
         /// <summary>For tests: every socket armed for reading is reported readable at once, whether or not anything came.</summary>
-        internal static volatile bool ReportEveryArmedAsReadyForTests;
+        internal static volatile bool ReportEveryArmedAsReadyForTests = false; // set by tests only; initialised so a build without the tests' InternalsVisibleTo (Unity's) warns of nothing
 
         private static readonly object s_create = new object();
         private static ReadinessPoller? s_native;
