@@ -49,6 +49,13 @@ namespace WhereAllocation.Samples.DatagramServer
         }
 
         public static long AllocatedBytes() => HasAllocationCounter ? GC.GetAllocatedBytesForCurrentThread() : 0;
+
+        /// <summary>
+        /// Bytes per datagram for a report: "n/a" where the counter did not see the canary (Boehm, IL2CPP), never a 0
+        /// read from a dead counter.
+        /// </summary>
+        public static string BytesPerDatagram(long bytes, long datagrams) =>
+            HasAllocationCounter ? ((double)bytes / Math.Max(1, datagrams)).ToString("0.##", System.Globalization.CultureInfo.InvariantCulture) : "n/a";
     }
 
     /// <summary>Checks the thread's allocation counter against an allocation of known size before any figure of it is used.</summary>

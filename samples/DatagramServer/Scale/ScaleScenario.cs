@@ -166,7 +166,7 @@ namespace WhereAllocation.Samples.DatagramServer
                     wrong += row.Wrong;
                 }
                 foreach (int n in counts) if (n != counts[0]) text.Append(" " + Growth(rows, r, n, counts[0]).ToString("F2", CultureInfo.InvariantCulture) + " |");
-                text.Append(" " + (r.StartsWith("c-", StringComparison.Ordinal) ? "-" : ((double)bytes / Math.Max(1, datagrams)).ToString("0.##", CultureInfo.InvariantCulture)) + " | " + lost + " | " + wrong + " |\n");
+                text.Append(" " + (r.StartsWith("c-", StringComparison.Ordinal) ? "-" : FrameCounters.BytesPerDatagram(bytes, datagrams)) + " | " + lost + " | " + wrong + " |\n");
             }
             int last = counts[counts.Count - 1];
             if (last != counts[0])

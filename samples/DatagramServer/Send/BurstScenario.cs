@@ -193,7 +193,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 var ratios = new List<double>();
                 for (int i = 0; i < Math.Min(on.CpuNs.Count, off.CpuNs.Count); i++) ratios.Add(off.CpuNs[i] / on.CpuNs[i]);
                 text.Append("| " + burst + " | " + SendNative.Median(on.CpuNs).ToString("F0", CultureInfo.InvariantCulture) + " | " + SendNative.Median(off.CpuNs).ToString("F0", CultureInfo.InvariantCulture)
-                    + " | " + SendNative.Median(ratios).ToString("F2", CultureInfo.InvariantCulture) + " | " + ((double)(on.Bytes + off.Bytes) / (on.Datagrams + off.Datagrams)).ToString("0.##", CultureInfo.InvariantCulture) + " | " + (on.Lost + off.Lost) + " |\n");
+                    + " | " + SendNative.Median(ratios).ToString("F2", CultureInfo.InvariantCulture) + " | " + FrameCounters.BytesPerDatagram(on.Bytes + off.Bytes, on.Datagrams + off.Datagrams) + " | " + (on.Lost + off.Lost) + " |\n");
             }
             _ = rounds;
             return text.ToString();

@@ -123,7 +123,7 @@ namespace WhereAllocation.Samples.DatagramServer
                     datagrams += r.Datagrams;
                     lost += r.Lost;
                 }
-                text.Append(" " + (m.StartsWith("c-", StringComparison.Ordinal) ? "-" : ((double)bytes / datagrams).ToString("0.##", CultureInfo.InvariantCulture)) + " | " + lost + " |\n");
+                text.Append(" " + (m.StartsWith("c-", StringComparison.Ordinal) ? "-" : FrameCounters.BytesPerDatagram(bytes, datagrams)) + " | " + lost + " |\n");
             }
             Ratio(text, rows, counts, "library-batch vs c-sendmmsg (C's CPU / ours; target >= 0.95 .NET, 0.9 Mono)", "library-batch", "c-sendmmsg");
             Ratio(text, rows, counts, "library-batch vs raw-sendmmsg", "library-batch", "raw-sendmmsg");
