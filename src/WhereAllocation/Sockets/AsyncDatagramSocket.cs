@@ -33,7 +33,7 @@ namespace WhereAllocation
     /// </remarks>
     public sealed class AsyncDatagramSocket : IDisposable
     {
-        private readonly ReadinessRegistration _registration;
+        private readonly AwaitedSocket _registration;
 
         /// <summary>Wraps <paramref name="socket"/> with <see cref="DefaultContinuations"/>.</summary>
         /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
@@ -60,8 +60,8 @@ namespace WhereAllocation
                 throw new ArgumentOutOfRangeException(nameof(continuations), continuations, "Not a DatagramContinuations value.");
             SocketWaits.ThrowIfDisposed(socket);
             DatagramPath path = DatagramPaths.Active;
-            if (path == DatagramPath.Managed) DatagramPaths.ReportFallbackOnce();
-            _registration = new ReadinessRegistration(socket, path, continuations);
+            if (path == DatagramPath.Managed) DatagramPaths.ReportFallbackOnce(); // at once, not at the first call that waits
+            _registration = new AwaitedSocket(socket, path, continuations);
         }
 
         /// <summary>

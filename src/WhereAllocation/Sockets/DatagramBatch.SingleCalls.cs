@@ -7,7 +7,7 @@ namespace WhereAllocation
     /// <summary>
     /// <see cref="DatagramBatchMode.SingleCalls"/>: a loop of one-datagram calls with the same results as
     /// <see cref="DatagramBatchMode.MultiMessage"/>. On the native path the loop calls the OS directly on the
-    /// slots' memory; on the runtime's paths it goes through the same code as <see cref="SocketExtensions"/>.
+    /// slots' memory; on the runtime's paths it goes through <see cref="PathCalls"/>, as <see cref="SocketExtensions"/> does.
     /// </summary>
     public sealed unsafe partial class DatagramBatch
     {
@@ -68,7 +68,7 @@ namespace WhereAllocation
         /// The runtime's own receive (the .NET 8 SocketAddress overloads, or the managed fallback) into slot after
         /// slot, waiting with <c>Socket.Poll</c> in short slices when a timeout is given.
         /// </summary>
-        private int ReceiveOnRuntimePath(Socket socket, int timeoutMilliseconds)
+        private int ReceiveOnRuntimePath(Socket socket, DatagramPath path, int timeoutMilliseconds)
         {
             long start = timeoutMilliseconds > 0 ? System.Diagnostics.Stopwatch.GetTimestamp() : 0;
             while (true)
@@ -80,7 +80,7 @@ namespace WhereAllocation
                     ReceivedDatagram datagram;
                     try
                     {
-                        if (!SocketExtensions.Receive(socket, null, 0, buffer, SocketFlags.None, false, null, out datagram)) break;
+                        if (!PathCalls.Receive(path, socket, null, 0, buffer, SocketFlags.None, false, null, out datagram)) break;
                     }
                     catch (SocketException e) when (received > 0)
                     {
@@ -112,7 +112,7 @@ namespace WhereAllocation
         }
 
         /// <summary>The runtime's own send, slot after slot; stops at the first that fails, with its error.</summary>
-        private int SendSingleCallsOnRuntimePath(Socket socket, int start, int end, out SocketError error)
+        private int SendSingleCallsOnRuntimePath(Socket socket, DatagramPath path, int start, int end, out SocketError error)
         {
             for (int i = start; i < end; i++)
             {
@@ -120,7 +120,7 @@ namespace WhereAllocation
                 EndPointKey remote = ReadEndPoint(i);
                 try
                 {
-                    SocketExtensions.Send(socket, null, 0, payload, SocketFlags.None, remote);
+                    PathCalls.Send(path, socket, null, 0, payload, SocketFlags.None, remote, true);
                 }
                 catch (SocketException e)
                 {

@@ -504,8 +504,9 @@ namespace WhereAllocation
         private int ReceiveHoldingBlock(Socket socket, int timeoutMilliseconds)
         {
             PrepareForReceive();
-            int received = _mode == DatagramBatchMode.SingleCalls && DatagramPaths.Active != DatagramPath.Native
-                ? ReceiveOnRuntimePath(socket, timeoutMilliseconds)
+            DatagramPath path = DatagramPaths.Active; // once per call: every slot of one call takes the same path
+            int received = _mode == DatagramBatchMode.SingleCalls && path != DatagramPath.Native
+                ? ReceiveOnRuntimePath(socket, path, timeoutMilliseconds)
                 : ReceiveNative(socket, timeoutMilliseconds);
             _count = received;
             _nextToSend = received; // received datagrams are not for sending
@@ -592,7 +593,7 @@ namespace WhereAllocation
             ThrowIfDisposed();
             SocketExtensions.CheckSocket(socket);
             if (_nextToSend >= _count) return 0;
-            if (!socket.IsBound && !socket.Connected) SocketExtensions.BindAnyOnce(socket);
+            if (!socket.IsBound && !socket.Connected) PathCalls.BindAnyOnce(socket);
             EnterBlock();
             try
             {
@@ -610,8 +611,9 @@ namespace WhereAllocation
             FitPendingToSocket(socket.AddressFamily);
             bool blocking = socket.Blocking;
 
-            if (_mode == DatagramBatchMode.SingleCalls && DatagramPaths.Active != DatagramPath.Native)
-                return SendLoop(socket, IntPtr.Zero, null, blocking);
+            DatagramPath path = DatagramPaths.Active; // once per call: every slot of one call takes the same path
+            if (_mode == DatagramBatchMode.SingleCalls && path != DatagramPath.Native)
+                return SendLoop(socket, path, IntPtr.Zero, null, blocking);
 
             SafeHandle handle = SocketHandles.Get(socket);
             bool socketAdded = false;
@@ -619,7 +621,7 @@ namespace WhereAllocation
             {
                 handle.DangerousAddRef(ref socketAdded);
                 SocketHandles.ThrowIfDisposedWhileHeld(socket);
-                return SendLoop(socket, handle.DangerousGetHandle(), handle, blocking);
+                return SendLoop(socket, path, handle.DangerousGetHandle(), handle, blocking);
             }
             finally
             {
@@ -628,7 +630,7 @@ namespace WhereAllocation
         }
 
         /// <summary>Sends runs of sendable slots until all are tried or the socket cannot take more now.</summary>
-        private int SendLoop(Socket socket, IntPtr raw, SafeHandle? handle, bool blocking)
+        private int SendLoop(Socket socket, DatagramPath path, IntPtr raw, SafeHandle? handle, bool blocking)
         {
             int sent = 0;
             while (_nextToSend < _count)
@@ -643,7 +645,7 @@ namespace WhereAllocation
 
                 SocketError error;
                 int went;
-                if (handle == null) went = SendSingleCallsOnRuntimePath(socket, _nextToSend, end, out error);
+                if (handle == null) went = SendSingleCallsOnRuntimePath(socket, path, _nextToSend, end, out error);
                 else if (_mode == DatagramBatchMode.MultiMessage) went = SendMultiMessage(raw, _nextToSend, end, out error);
                 else went = SendSingleCallsNative(raw, _nextToSend, end, out error);
                 _nextToSend += went;

@@ -71,17 +71,6 @@ namespace WhereAllocation
             }
         }
 
-        /// <summary>
-        /// True when the socket was shut down for receiving, asked after the runtime's receive gave no datagram (0 bytes
-        /// without a sender, or "nothing queued" though Poll said readable): see <see cref="OsSocketCalls.IsReceiveShutDown"/>.
-        /// Asked of the OS where the library's own calls reach it; false elsewhere (where the runtime reports it itself).
-        /// </summary>
-        internal static bool IsReceiveShutDown(Socket socket)
-        {
-            if (!NativeDatagramIO.OsCallsWork || !SocketHandles.Available) return false;
-            return NativeDatagramIO.IsReceiveShutDown(socket);
-        }
-
         /// <summary>The exception for a receive that met a socket shut down for receiving (ObjectDisposedException once it was disposed).</summary>
         internal static Exception ShutDown(Socket socket) => NativeDatagramIO.Failure(socket, SocketError.Shutdown);
 

@@ -67,7 +67,7 @@ namespace WhereAllocation
                     // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
                     // consumed, and the receive goes on (the queue may hold datagrams behind it). "Nothing queued" though
                     // Poll said readable: a socket shut down for receiving. Else: the error.
-                    if (e.SocketErrorCode == SocketError.WouldBlock && RuntimeReceive.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
+                    if (e.SocketErrorCode == SocketError.WouldBlock && PathCalls.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
                     if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
                     if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
                     {

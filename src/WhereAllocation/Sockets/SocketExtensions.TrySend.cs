@@ -67,18 +67,7 @@ namespace WhereAllocation
             CheckSocket(socket);
             if ((flags & ~SocketFlags.DontRoute) != 0) throw new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags));
             EndPointKey to = FitToSocket(socket, remote);
-            DatagramPath path = DatagramPaths.Active;
-            // The native send answers "no room" with a return value; the runtime's sends are asked for room first
-            // (Socket.Poll), and their WouldBlock exception is left only for a buffer that filled in between.
-            if (path == DatagramPath.Native) return Send(path, socket, array, offset, buffer, flags, to, false) >= 0;
-            try
-            {
-                return Send(path, socket, array, offset, buffer, flags, to, false) >= 0;
-            }
-            catch (SocketException e) when (e.SocketErrorCode == SocketError.WouldBlock)
-            {
-                return false;
-            }
+            return PathCalls.TrySend(DatagramPaths.Active, socket, array, offset, buffer, flags, to);
         }
     }
 }

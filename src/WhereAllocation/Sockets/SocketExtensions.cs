@@ -59,7 +59,7 @@ namespace WhereAllocation
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static int ReceiveFromOnRuntimePath(Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
-            ReceiveOnPath(DatagramPaths.Active, socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
+            PathCalls.ReceiveOnRuntimePath(DatagramPaths.Active, socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
             if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
             return datagram.Length;
         }
@@ -198,50 +198,11 @@ namespace WhereAllocation
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint);
         }
 
-        // ----- one place where the path is chosen -----
+        // ----- to the path: PathCalls, the one place that chooses (the two compatible receives above excepted) -----
 
-        internal static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
+        private static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
-            return Receive(DatagramPaths.Active, socket, array, offset, buffer, flags, wait, into, out datagram);
-        }
-
-        /// <summary>The receive on <paramref name="path"/>: the awaitable receive keeps the path it was created on.</summary>
-        internal static bool Receive(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
-        {
-            if (path == DatagramPath.Native)
-            {
-                long length = NativeDatagramIO.Receive(socket, buffer, flags, wait, into, out EndPointKey sender);
-                if (length < 0)
-                {
-                    datagram = default;
-                    return false;
-                }
-                datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, into != null ? into.CurrentKey : sender);
-                return true;
-            }
-            return ReceiveOnPath(path, socket, array, offset, buffer, flags, wait, into, out datagram);
-        }
-
-        /// <summary>The receive of the runtime's own paths (SocketAddress, Managed), which wait and retry in their own way.</summary>
-        private static bool ReceiveOnPath(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
-        {
-            bool received;
-            switch (path)
-            {
-#if NET8_0_OR_GREATER
-                case DatagramPath.SocketAddress:
-                    received = SocketAddressDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
-                    break;
-#endif
-                default:
-                    DatagramPaths.ReportFallbackOnce();
-                    received = array != null && into != null
-                        ? ManagedDatagramIO.Receive(socket, array, offset, buffer.Length, flags, into, wait, out datagram)
-                        : ManagedDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
-                    break;
-            }
-            if (received && into != null) into.SetCurrent(datagram.RemoteEndPoint);
-            return received;
+            return PathCalls.Receive(DatagramPaths.Active, socket, array, offset, buffer, flags, wait, into, out datagram);
         }
 
         private static int Send(Socket socket, byte[] array, int offset, int size, SocketFlags flags, in EndPointKey remote)
@@ -249,53 +210,12 @@ namespace WhereAllocation
             return Send(socket, array, offset, array.AsSpan(offset, size), flags, remote);
         }
 
-        internal static int Send(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
+        private static int Send(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
         {
             CheckSocket(socket);
             if ((flags & ~SocketFlags.DontRoute) != 0) throw Refused(socket, new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags)));
             EndPointKey to = FitToSocket(socket, remote);
-            DatagramPath path = DatagramPaths.Active;
-            if (path == DatagramPath.Native)
-            {
-                // As in Send(path, ...), kept here so that the common send is one call shorter.
-                if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
-                return NativeDatagramIO.Send(socket, buffer, flags, to);
-            }
-            return Send(path, socket, array, offset, buffer, flags, to, true);
-        }
-
-        /// <summary>
-        /// The send on <paramref name="path"/> to <paramref name="to"/> (already fitted to the socket, see <see cref="FitToSocket"/>).
-        /// With <paramref name="wait"/> false it returns -1 instead of waiting for room in the send buffer.
-        /// </summary>
-        internal static int Send(DatagramPath path, Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey to, bool wait)
-        {
-            if (path == DatagramPath.Native)
-            {
-                // A native sendto would bind an unbound socket behind the runtime's back, leaving its
-                // IsBound and LocalEndPoint wrong; bind through the runtime first, as its SendTo does.
-                if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
-                return NativeDatagramIO.Send(socket, buffer, flags, to, wait);
-            }
-            // The runtime's sends wait on a blocking socket: ask for room first when the caller must not wait.
-            if (!wait && !socket.Poll(0, SelectMode.SelectWrite)) return -1;
-            switch (path)
-            {
-#if NET8_0_OR_GREATER
-                case DatagramPath.SocketAddress:
-                    return SocketAddressDatagramIO.Send(socket, buffer, flags, to);
-#endif
-                default:
-                    DatagramPaths.ReportFallbackOnce();
-                    return array != null
-                        ? ManagedDatagramIO.Send(socket, array, offset, buffer.Length, flags, to)
-                        : ManagedDatagramIO.Send(socket, buffer, flags, to);
-            }
-        }
-
-        internal static void BindAnyOnce(Socket socket)
-        {
-            socket.Bind(new IPEndPoint(socket.AddressFamily == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Any : IPAddress.Any, 0));
+            return PathCalls.Send(DatagramPaths.Active, socket, array, offset, buffer, flags, to, true);
         }
 
         // ----- argument checks, all before any system call -----

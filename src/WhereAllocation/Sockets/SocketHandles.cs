@@ -80,6 +80,43 @@ namespace WhereAllocation
             return FromField(socket);
         }
 
+        /// <summary>
+        /// Takes a reference on <paramref name="socket"/>'s handle, for a call that names its descriptor outside a datagram
+        /// call (the awaits' pollers): false when the socket is disposed. <paramref name="held"/> says whether the reference
+        /// was taken, for the caller's <c>finally</c> (DangerousRelease).
+        /// </summary>
+        internal static bool TryHold(Socket socket, [NotNullWhen(true)] out SafeHandle? handle, ref bool held)
+        {
+            try
+            {
+                handle = Get(socket);
+                handle.DangerousAddRef(ref held);
+                return true;
+            }
+            catch (ObjectDisposedException)
+            {
+                handle = null;
+                return false;
+            }
+        }
+
+        /// <summary>
+        /// True when <paramref name="socket"/>'s handle is known to be closed (its Socket was disposed); false while it is
+        /// open, and where no way reaches the handle. Allocates nothing unless the field route finds the field cleared.
+        /// </summary>
+        internal static bool IsClosed(Socket socket)
+        {
+            if (!Available) return false;
+            try
+            {
+                return Get(socket).IsClosed;
+            }
+            catch (ObjectDisposedException)
+            {
+                return true;
+            }
+        }
+
 #if !NET8_0_OR_GREATER
         // Set once the getter has returned a handle: it is the real getter, not a stub.
         private static bool s_propertyAnswered;

@@ -39,7 +39,7 @@ namespace WhereAllocation.Tests
             using var pair = new Loopback(family);
             using var server = new AsyncDatagramSocket(pair.Server, DatagramContinuations.IoThread);
             using var pacer = new Pacer(pair.Client, pair.ServerKey, 64);
-            ReadinessPoller poller = ReadinessPoller.For(path);
+            AwaitEngine poller = PathCalls.Engine(path);
             long bytes = long.MaxValue;
             int waited = 0, measured = Awaits;
             WhereAllocation.Tests.Awaits.Run(async () =>

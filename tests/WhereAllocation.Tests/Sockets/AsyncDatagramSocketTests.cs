@@ -415,7 +415,7 @@ namespace WhereAllocation.Tests
         {
             WithServer(path, mode, async (pair, server) =>
             {
-                ReadinessPoller poller = ReadinessPoller.For(path);
+                AwaitEngine poller = PathCalls.Engine(path);
                 var buffer = new byte[100];
                 for (int i = 0; i < 20; i++)
                 {
@@ -477,7 +477,7 @@ namespace WhereAllocation.Tests
             using var other = new Loopback(Family.IPv4);
             using var a = new AsyncDatagramSocket(flooded.Server, DatagramContinuations.IoThread);
             using var b = new AsyncDatagramSocket(other.Server, DatagramContinuations.IoThread);
-            ReadinessPoller poller = ReadinessPoller.For(path);
+            AwaitEngine poller = PathCalls.Engine(path);
             int received = 0;
             int receivedWhenOtherDone = -1;
             Awaits.Run(async () =>
@@ -518,7 +518,7 @@ namespace WhereAllocation.Tests
             foreach (DatagramPath path in new[] { DatagramPath.Native, DatagramPath.Managed })
             {
                 if (!Paths.TryForce(path)) continue;
-                ReadinessPoller poller = ReadinessPoller.For(path);
+                AwaitEngine poller = PathCalls.Engine(path);
                 var pairs = new Loopback[4];
                 var wrappers = new AsyncDatagramSocket[4];
                 Thread? io = null;
@@ -541,7 +541,7 @@ namespace WhereAllocation.Tests
                 // One wrapper disposed: the thread stays for the others.
                 wrappers[0].Dispose();
                 pairs[0].Dispose();
-                Thread.Sleep(3 * ReadinessPoller.SliceMilliseconds);
+                Thread.Sleep(3 * AwaitEngine.SliceMilliseconds);
                 Assert.True(io.IsAlive);
                 for (int i = 1; i < pairs.Length; i++)
                 {

@@ -21,7 +21,7 @@ namespace WhereAllocation.Tests
 
         public void Dispose()
         {
-            ReadinessPoller.FailThreadStartForTests = false;
+            AwaitEngine.FailThreadStartForTests = false;
             DatagramPaths.Reset();
         }
 
@@ -75,13 +75,13 @@ namespace WhereAllocation.Tests
         public void AnIoThreadThatCannotStartFailsThatCallAndTheNextTriesAgain(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
-            ReadinessPoller poller = ReadinessPoller.For(path);
+            AwaitEngine poller = PathCalls.Engine(path);
             Thread? running = poller.CurrentThread;
             Assert.True(running == null || running.Join(Bound), "the I/O thread of an earlier test did not end");
             using var pair = new Loopback(Family.IPv4);
             using var server = new AsyncDatagramSocket(pair.Server, mode);
             var buffer = new byte[16];
-            ReadinessPoller.FailThreadStartForTests = true;
+            AwaitEngine.FailThreadStartForTests = true;
             ValueTask<ReceivedDatagram> failed;
             try
             {
@@ -89,7 +89,7 @@ namespace WhereAllocation.Tests
             }
             finally
             {
-                ReadinessPoller.FailThreadStartForTests = false;
+                AwaitEngine.FailThreadStartForTests = false;
             }
             Assert.True(failed.IsCompleted, "the call should end at once when the I/O thread cannot start");
             InvalidOperationException error = Assert.Throws<InvalidOperationException>(() => failed.GetAwaiter().GetResult());
@@ -247,7 +247,7 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(path)) return;
             const int Count = 50;
-            ReadinessPoller poller = ReadinessPoller.For(path);
+            AwaitEngine poller = PathCalls.Engine(path);
             int before = poller.Registered;
             WeakReference[] sockets = null!;
             // On a thread of its own, whose stack is gone by the collection (Mono scans stacks conservatively).
@@ -302,7 +302,7 @@ namespace WhereAllocation.Tests
             // Connected: Mono refuses to shut an unconnected socket down (NotConnected, before any system call).
             pair.Server.Connect(pair.ClientEndPoint);
             using var server = new AsyncDatagramSocket(pair.Server, mode);
-            ReadinessPoller poller = ReadinessPoller.For(path);
+            AwaitEngine poller = PathCalls.Engine(path);
             ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(new byte[16]);
             Assert.False(waiting.IsCompleted);
             long emptyBefore = poller.EmptyReports;
@@ -320,7 +320,7 @@ namespace WhereAllocation.Tests
             if (windows) pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
             Assert.Equal("Shutdown", Awaits.Outcome(later, Bound, out ReceivedDatagram _));
             // And the poller never spun on readiness that brought nothing.
-            Assert.True(poller.EmptyReports - emptyBefore <= 2 * ReadinessPoller.EmptyReportsBeforeProbe + 2,
+            Assert.True(poller.EmptyReports - emptyBefore <= 2 * AwaitEngine.EmptyReportsBeforeProbe + 2,
                 (poller.EmptyReports - emptyBefore) + " empty readiness reports");
         }
 
@@ -333,9 +333,9 @@ namespace WhereAllocation.Tests
             if (!Paths.TryForce(path)) return;
             using var pair = new Loopback(Family.IPv4);
             using var server = new AsyncDatagramSocket(pair.Server, DatagramContinuations.IoThread);
-            ReadinessPoller poller = ReadinessPoller.For(path);
+            AwaitEngine poller = PathCalls.Engine(path);
             // Readiness that yields nothing, forever: the poller is told the socket is ready, the receive finds nothing.
-            ReadinessPoller.ReportEveryArmedAsReadyForTests = true;
+            AwaitEngine.ReportEveryArmedAsReadyForTests = true;
             try
             {
                 ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(new byte[16]);
@@ -343,14 +343,14 @@ namespace WhereAllocation.Tests
                 Thread.Sleep(1_000);
                 long empty = poller.EmptyReports - before;
                 // At most a few tries right away, then one per slice (100 ms): never thousands.
-                Assert.True(empty <= ReadinessPoller.EmptyReportsBeforeProbe + 1_000 / ReadinessPoller.SliceMilliseconds + 3, empty + " empty reports in one second");
+                Assert.True(empty <= AwaitEngine.EmptyReportsBeforeProbe + 1_000 / AwaitEngine.SliceMilliseconds + 3, empty + " empty reports in one second");
                 Assert.False(waiting.IsCompleted);
                 pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
                 Assert.Equal("", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));
             }
             finally
             {
-                ReadinessPoller.ReportEveryArmedAsReadyForTests = false;
+                AwaitEngine.ReportEveryArmedAsReadyForTests = false;
             }
         }
 

@@ -11,7 +11,7 @@ namespace WhereAllocation
     /// <see cref="IValueTaskSource{TResult}"/> behind the ValueTasks it returns, written for netstandard2.1, which has
     /// no ManualResetValueTaskSourceCore. The first try runs on the caller's thread and, when it succeeds (a datagram
     /// was queued, there was room to send), the ValueTask holds the result and this object is not involved at all.
-    /// Otherwise the operation waits: its socket is armed in the poller, and the poller's report makes it try again.
+    /// Otherwise the operation waits: its socket is armed in its engine, and the engine's report makes it try again.
     /// </summary>
     /// <remarks>
     /// <para>States (<see cref="AwaitedOperation"/>): Idle → Started (the caller's try) → Idle again with a result, or
@@ -20,7 +20,7 @@ namespace WhereAllocation
     /// outstanding is refused (InvalidOperationException). Each wait gets a new version, the ValueTask's token: a
     /// ValueTask of an earlier wait, awaited again, is refused too.</para>
     /// <para>Where the awaiter resumes (<see cref="DatagramContinuations"/>): with the SynchronizationContext (or
-    /// TaskScheduler) it captured, when it asked for that (a plain await does); else, when the poller thread completed
+    /// TaskScheduler) it captured, when it asked for that (a plain await does); else, when the engine's thread completed
     /// the operation, inline on that thread (<see cref="DatagramContinuations.IoThread"/>) or on the thread pool
     /// (<see cref="DatagramContinuations.ThreadPool"/>); a cancellation or a Dispose always resumes it on the thread
     /// pool. The ExecutionContext is captured only when the awaiter asks (OnCompleted, not UnsafeOnCompleted): on Mono
@@ -48,7 +48,7 @@ namespace WhereAllocation
         private static readonly WaitCallback s_queued = state => ((DatagramOperation<TResult>)state!).InvokeContinuation();
 #endif
 
-        private protected readonly ReadinessRegistration Owner;
+        private protected readonly AwaitedSocket Owner;
 
         private short _version;
         private int _streak;
@@ -66,7 +66,7 @@ namespace WhereAllocation
         private CancellationToken _registeredToken;
         private readonly object _cancellationGate = new object();
 
-        private protected DatagramOperation(ReadinessRegistration owner)
+        private protected DatagramOperation(AwaitedSocket owner)
         {
             Owner = owner;
         }
@@ -111,7 +111,7 @@ namespace WhereAllocation
 
         /// <summary>
         /// The first try, on the caller's thread; the wait when it finds nothing. <paramref name="anchor"/> (the wrapper)
-        /// is kept reachable from the poller while the operation waits, so that a wrapper nobody else references stays
+        /// is kept reachable from the engine while the operation waits, so that a wrapper nobody else references stays
         /// alive until its waiting call ends, and no longer.
         /// </summary>
         private protected ValueTask<TResult> Run(CancellationToken token, object anchor)
@@ -146,7 +146,7 @@ namespace WhereAllocation
             // Counted on any thread (a wait resets it), the thread asked only once per YieldEvery calls.
             if (++_streak < YieldEvery) return false;
             _streak = 0;
-            return Owner.Poller.IsIoThread;
+            return Owner.Engine.IsIoThread;
         }
 
         private ValueTask<TResult> Suspend(CancellationToken token, bool giveWay, object anchor)
@@ -160,18 +160,13 @@ namespace WhereAllocation
             _error = null;
             _streak = 0;
             _empty = 0;
+            _deferred = false;
             _anchor = anchor;
             _token = token;
             if (token.CanBeCanceled && !token.Equals(_registeredToken)) Register(token);
             Interlocked.Exchange(ref _state, Waiting);
-            if (giveWay)
-            {
-                Owner.Poller.QueueReady(this);
-            }
-            else
-            {
-                Owner.RearmOrFail(false);
-            }
+            if (giveWay) Owner.Engine.QueueReady(this);
+            else Owner.Engine.Arm(Owner);
             // After Waiting is published: a cancellation or Dispose that came before it found nothing to end.
             if (token.IsCancellationRequested) FailIfWaiting(new OperationCanceledException(token), false);
             else if (Owner.IsDisposed) FailIfWaiting(new ObjectDisposedException(nameof(AsyncDatagramSocket)), false);
@@ -213,7 +208,7 @@ namespace WhereAllocation
             if (IsWaiting && _token.IsCancellationRequested) FailIfWaiting(new OperationCanceledException(_token), false);
         }
 
-        // ----- the poller's side -----
+        // ----- the engine's side -----
 
         internal override void OnReady(bool hungUp)
         {
@@ -234,9 +229,9 @@ namespace WhereAllocation
                 Finish(result, null, true);
                 return;
             }
-            Owner.Poller.CountEmptyReport();
+            Owner.Engine.CountEmptyReport();
             _empty++;
-            if (hungUp || (_empty >= ReadinessPoller.EmptyReportsBeforeProbe && IsReceive && Owner.ReceiveShutDown()))
+            if (hungUp || (_empty >= AwaitEngine.EmptyReportsBeforeProbe && IsReceive && Owner.IsReceiveShutDown()))
             {
                 // Nothing to read and the socket hung up: disposed (CoreCLR shuts a socket down as it disposes it) or
                 // shut down, so nothing will ever come. As the synchronous wait says.
@@ -246,19 +241,15 @@ namespace WhereAllocation
                 Finish(default!, end, true);
                 return;
             }
-            WaitAgain(_empty >= ReadinessPoller.EmptyReportsBeforeProbe);
+            WaitAgain(_empty >= AwaitEngine.EmptyReportsBeforeProbe);
         }
 
-        internal override void RearmDeferred()
-        {
-            if (Interlocked.CompareExchange(ref _state, Claimed, Waiting) != Waiting) return;
-            WaitAgain(false);
-        }
-
-        /// <summary>Back to Waiting after a claimed try found nothing, and armed again: now, or at the next slice (<paramref name="later"/>).</summary>
+        /// <summary>Back to Waiting after a claimed try found nothing, and armed again: now, or by the engine's next sweep (<paramref name="later"/>).</summary>
         private void WaitAgain(bool later)
         {
-            // Nothing yet (another reader took it, or the report was for the other direction): wait again.
+            // Nothing yet (another reader took it, or the report was for the other direction): wait again. Deferred is
+            // written first, so that a sweep never arms (or skips) this wait by a flag of the one before.
+            Volatile.Write(ref _deferred, later);
             Interlocked.Exchange(ref _state, Waiting);
             if (_token.IsCancellationRequested)
             {
@@ -270,8 +261,7 @@ namespace WhereAllocation
                 FailIfWaiting(new ObjectDisposedException(nameof(AsyncDatagramSocket)), true);
                 return;
             }
-            if (later) Owner.Poller.Defer(this); // readiness that keeps bringing nothing: once per slice, never a spin
-            else Owner.RearmOrFail(true);
+            if (!later) Owner.Engine.Arm(Owner); // else readiness that keeps bringing nothing: once per slice, never a spin
         }
 
         internal override void FailIfWaiting(Exception error, bool onIoThread)

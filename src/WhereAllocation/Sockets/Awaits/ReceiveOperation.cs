@@ -10,7 +10,7 @@ namespace WhereAllocation
     {
         private Memory<byte> _buffer;
 
-        internal ReceiveOperation(ReadinessRegistration owner)
+        internal ReceiveOperation(AwaitedSocket owner)
             : base(owner)
         {
         }
@@ -27,19 +27,7 @@ namespace WhereAllocation
 
         private protected override bool TryNow(out ReceivedDatagram result)
         {
-            Span<byte> span = _buffer.Span;
-            if (Owner.Path == DatagramPath.Native)
-            {
-                long length = NativeDatagramIO.Receive(Owner.Socket, span, SocketFlags.None, false, null, out EndPointKey sender);
-                if (length < 0)
-                {
-                    result = default;
-                    return false;
-                }
-                result = new ReceivedDatagram((int)Math.Min(length, span.Length), length > span.Length, sender);
-                return true;
-            }
-            return SocketExtensions.Receive(Owner.Path, Owner.Socket, null, 0, span, SocketFlags.None, false, null, out result);
+            return PathCalls.Receive(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, false, null, out result);
         }
 
         private protected override bool IsReceive => true;

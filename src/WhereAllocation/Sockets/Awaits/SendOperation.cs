@@ -11,7 +11,7 @@ namespace WhereAllocation
         private ReadOnlyMemory<byte> _buffer;
         private EndPointKey _to;
 
-        internal SendOperation(ReadinessRegistration owner)
+        internal SendOperation(AwaitedSocket owner)
             : base(owner)
         {
         }
@@ -30,7 +30,7 @@ namespace WhereAllocation
 
         private protected override bool TryNow(out int result)
         {
-            result = SocketExtensions.Send(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, _to, false);
+            result = PathCalls.Send(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, _to, false);
             return result >= 0;
         }
 

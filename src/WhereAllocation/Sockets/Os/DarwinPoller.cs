@@ -12,7 +12,7 @@ namespace WhereAllocation
     /// by its owner leaves the queue by itself. Implemented from sys/event.h; not run by this project's CI,
     /// which has no Apple machine.
     /// </summary>
-    internal sealed unsafe class DarwinPoller : OsPoller
+    internal sealed unsafe class DarwinPoller : ReadinessPoller
     {
         private const short FilterRead = -1;
         private const short FilterWrite = -2;
@@ -50,29 +50,49 @@ namespace WhereAllocation
             _events = null;
         }
 
-        internal override SocketError Arm(IntPtr socket, long token, bool read, bool write, ref bool added)
+        internal override SocketError Arm(AwaitedSocket socket)
         {
-            Libc.KEvent* changes = stackalloc Libc.KEvent[2];
-            int count = 0;
-            if (read) Change(&changes[count++], socket, FilterRead, EvAdd | EvOneShot, token);
-            if (write) Change(&changes[count++], socket, FilterWrite, EvAdd | EvOneShot, token);
-            if (count == 0) return SocketError.Success;
-            if (Libc.KEventCall(_queue, changes, count, null, 0, null) < 0) return _calls.LastError();
-            added = true;
-            return SocketError.Success;
+            bool held = false;
+            // Disposed: nothing to arm. The engine's sweep (or the next try) reports it to the waiting operation.
+            if (!SocketHandles.TryHold(socket.Socket, out SafeHandle? handle, ref held)) return SocketError.Success;
+            try
+            {
+                IntPtr descriptor = handle.DangerousGetHandle();
+                Libc.KEvent* changes = stackalloc Libc.KEvent[2];
+                int count = 0;
+                if (socket.ArmedRead) Change(&changes[count++], descriptor, FilterRead, EvAdd | EvOneShot, socket.Token);
+                if (socket.ArmedWrite) Change(&changes[count++], descriptor, FilterWrite, EvAdd | EvOneShot, socket.Token);
+                if (count == 0) return SocketError.Success;
+                if (Libc.KEventCall(_queue, changes, count, null, 0, null) < 0) return _calls.LastError();
+                socket.InSet = true;
+                return SocketError.Success;
+            }
+            finally
+            {
+                if (held) handle.DangerousRelease();
+            }
         }
 
-        internal override void Remove(IntPtr socket, long token)
+        internal override void Remove(AwaitedSocket socket)
         {
-            // One call per filter: a filter that is not there (ENOENT) must not keep the other from going.
-            Libc.KEvent change;
-            Change(&change, socket, FilterRead, EvDelete, token);
-            Libc.KEventCall(_queue, &change, 1, null, 0, null);
-            Change(&change, socket, FilterWrite, EvDelete, token);
-            Libc.KEventCall(_queue, &change, 1, null, 0, null);
+            bool held = false;
+            if (!SocketHandles.TryHold(socket.Socket, out SafeHandle? handle, ref held)) return; // closed: it left the queue by itself
+            try
+            {
+                // One call per filter: a filter that is not there (ENOENT) must not keep the other from going.
+                Libc.KEvent change;
+                Change(&change, handle.DangerousGetHandle(), FilterRead, EvDelete, socket.Token);
+                Libc.KEventCall(_queue, &change, 1, null, 0, null);
+                Change(&change, handle.DangerousGetHandle(), FilterWrite, EvDelete, socket.Token);
+                Libc.KEventCall(_queue, &change, 1, null, 0, null);
+            }
+            finally
+            {
+                if (held) handle.DangerousRelease();
+            }
         }
 
-        internal override int Wait(int timeoutMilliseconds, out SocketError error)
+        internal override int Wait(WaitingSockets waiting, int timeoutMilliseconds, out SocketError error)
         {
             Libc.TimeSpec timeout;
             timeout.Seconds = timeoutMilliseconds / 1000;
@@ -80,14 +100,13 @@ namespace WhereAllocation
             return _calls.WaitResult(Libc.KEventCall(_queue, null, 0, _events, Capacity, timeoutMilliseconds < 0 ? null : &timeout), out error);
         }
 
-        internal override void Report(int index, out long token, out bool readable, out bool writable, out bool error, out bool hungUp)
+        internal override void Report(int index, out long token, out Readiness events)
         {
             Libc.KEvent* ev = _events + index;
             token = (long)ev->UserData;
-            readable = ev->Filter == FilterRead;
-            writable = ev->Filter == FilterWrite;
-            error = (ev->Flags & EvError) != 0;  // the socket (or the arming) failed: the waiting call tells how
-            hungUp = (ev->Flags & EvEof) != 0;   // the socket was shut down
+            events = ev->Filter == FilterRead ? Readiness.Read : ev->Filter == FilterWrite ? Readiness.Write : Readiness.None;
+            if ((ev->Flags & EvError) != 0) events |= Readiness.Error;  // the socket (or the arming) failed: the waiting call tells how
+            if ((ev->Flags & EvEof) != 0) events |= Readiness.HangUp;   // the socket was shut down
         }
 
         private static void Change(Libc.KEvent* change, IntPtr socket, short filter, ushort flags, long token)

@@ -65,7 +65,7 @@ namespace WhereAllocation
         internal override string? ThreadPinningUnsupported =>
             "macOS has no call that pins a thread to a CPU (its thread affinity policy is only a hint to the scheduler).";
 
-        internal override OsPoller CreatePoller() => new DarwinPoller(this);
+        internal override ReadinessPoller CreatePoller() => new DarwinPoller(this);
 
         /// <summary>macOS's errno as the <see cref="SocketError"/> that .NET reports for it.</summary>
         protected override SocketError FromErrno(int errno)

@@ -6,12 +6,13 @@ using WhereAllocation.Interop;
 namespace WhereAllocation
 {
     /// <summary>
-    /// Linux: one epoll set, each socket registered once (EPOLL_CTL_ADD) and re-armed per wait with
+    /// Linux: one epoll set the kernel keeps, each socket added once (EPOLL_CTL_ADD) and re-armed per wait with
     /// EPOLL_CTL_MOD and EPOLLONESHOT. A descriptor armed from any thread joins a wait already in progress, so no
-    /// wake-up is ever needed. The events are read from a native block laid out for the architecture: struct
-    /// epoll_event is packed on x86 and x86-64 (12 bytes) and naturally aligned elsewhere (16 bytes).
+    /// wake-up is ever needed, and one closed by its owner leaves the set by itself. The events are read from a native
+    /// block laid out for the architecture: struct epoll_event is packed on x86 and x86-64 (12 bytes) and naturally
+    /// aligned elsewhere (16 bytes).
     /// </summary>
-    internal sealed unsafe class LinuxPoller : OsPoller
+    internal sealed unsafe class LinuxPoller : ReadinessPoller
     {
         private const int EpollCloExec = 0x80000;
         private const int CtlAdd = 1;
@@ -69,61 +70,67 @@ namespace WhereAllocation
             _events = IntPtr.Zero;
         }
 
-        internal override SocketError Arm(IntPtr socket, long token, bool read, bool write, ref bool added)
+        internal override SocketError Arm(AwaitedSocket socket)
         {
-            byte* ev = stackalloc byte[16];
-            *(uint*)ev = (read ? EpollIn : 0) | (write ? EpollOut : 0) | EpollOneShot;
-            *(long*)(ev + DataOffset) = token;
-            int op = added ? CtlMod : CtlAdd;
-            if (Libc.EpollCtl(_epoll, op, (int)socket, ev) != 0)
+            bool held = false;
+            // Disposed: nothing to arm. The engine's sweep (or the next try) reports it to the waiting operation.
+            if (!SocketHandles.TryHold(socket.Socket, out SafeHandle? handle, ref held)) return SocketError.Success;
+            try
             {
-                int errno = Marshal.GetLastWin32Error();
-                // Either way round, the set knows better than the flag: retry with the other operation.
-                if (errno == EExist) op = CtlMod;
-                else if (errno == ENoEnt) op = CtlAdd;
-                else return _calls.ErrorOf(errno);
-                if (Libc.EpollCtl(_epoll, op, (int)socket, ev) != 0) return _calls.LastError();
+                int descriptor = (int)handle.DangerousGetHandle();
+                byte* ev = stackalloc byte[16];
+                *(uint*)ev = (socket.ArmedRead ? EpollIn : 0) | (socket.ArmedWrite ? EpollOut : 0) | EpollOneShot;
+                *(long*)(ev + DataOffset) = socket.Token;
+                int op = socket.InSet ? CtlMod : CtlAdd;
+                if (Libc.EpollCtl(_epoll, op, descriptor, ev) != 0)
+                {
+                    int errno = Marshal.GetLastWin32Error();
+                    // Either way round, the set knows better than the flag: retry with the other operation.
+                    if (errno == EExist) op = CtlMod;
+                    else if (errno == ENoEnt) op = CtlAdd;
+                    else return _calls.ErrorOf(errno);
+                    if (Libc.EpollCtl(_epoll, op, descriptor, ev) != 0) return _calls.LastError();
+                }
+                socket.InSet = true;
+                return SocketError.Success;
             }
-            added = true;
-            return SocketError.Success;
+            finally
+            {
+                if (held) handle.DangerousRelease();
+            }
         }
 
-        internal override void Remove(IntPtr socket, long token)
+        internal override void Remove(AwaitedSocket socket)
         {
-            // Linux before 2.6.9 wanted a non-null event even for EPOLL_CTL_DEL.
-            byte* ev = stackalloc byte[16];
-            Libc.EpollCtl(_epoll, CtlDel, (int)socket, ev);
+            bool held = false;
+            if (!SocketHandles.TryHold(socket.Socket, out SafeHandle? handle, ref held)) return; // closed: it left the set by itself
+            try
+            {
+                // Linux before 2.6.9 wanted a non-null event even for EPOLL_CTL_DEL.
+                byte* ev = stackalloc byte[16];
+                Libc.EpollCtl(_epoll, CtlDel, (int)handle.DangerousGetHandle(), ev);
+            }
+            finally
+            {
+                if (held) handle.DangerousRelease();
+            }
         }
 
-        internal override int Wait(int timeoutMilliseconds, out SocketError error)
+        internal override int Wait(WaitingSockets waiting, int timeoutMilliseconds, out SocketError error)
         {
             return _calls.WaitResult(Libc.EpollWait(_epoll, (byte*)_events, Capacity, timeoutMilliseconds), out error);
         }
 
-        /// <summary>
-        /// True when <paramref name="socket"/> was shut down for receiving: poll's POLLRDHUP. A datagram socket so shut
-        /// down stays readable while recvfrom finds nothing (and still takes datagrams that arrive).
-        /// </summary>
-        internal static bool ReceiveShutDown(IntPtr socket)
-        {
-            const short PollIn = 0x1;
-            const short PollRdHup = 0x2000;
-            Libc.PollFd poll;
-            poll.Fd = (int)socket;
-            poll.Events = PollIn | PollRdHup;
-            poll.Revents = 0;
-            return Libc.Poll(&poll, 1, 0) > 0 && (poll.Revents & PollRdHup) != 0;
-        }
-
-        internal override void Report(int index, out long token, out bool readable, out bool writable, out bool error, out bool hungUp)
+        internal override void Report(int index, out long token, out Readiness events)
         {
             byte* ev = (byte*)_events + index * EventSize;
-            uint events = *(uint*)ev;
+            uint flags = *(uint*)ev;
             token = *(long*)(ev + DataOffset);
-            readable = (events & EpollIn) != 0;
-            writable = (events & EpollOut) != 0;
-            error = (events & EpollErr) != 0;
-            hungUp = (events & EpollHup) != 0;
+            events = Readiness.None;
+            if ((flags & EpollIn) != 0) events |= Readiness.Read;
+            if ((flags & EpollOut) != 0) events |= Readiness.Write;
+            if ((flags & EpollErr) != 0) events |= Readiness.Error;
+            if ((flags & EpollHup) != 0) events |= Readiness.HangUp;
         }
     }
 }

@@ -67,7 +67,7 @@ namespace WhereAllocation
             return Libc.Poll(&poll, 1, 0) > 0 && (poll.Revents & PollRdHup) != 0;
         }
 
-        internal override OsPoller CreatePoller() => new LinuxPoller(this);
+        internal override ReadinessPoller CreatePoller() => new LinuxPoller(this);
 
         internal override bool TruncatedFlagGivesLength => true;
 

@@ -237,8 +237,8 @@ namespace WhereAllocation
 
         // ----- waiting for many sockets at once: the awaitable receive and send -----
 
-        /// <summary>This OS's readiness mechanism (<see cref="OsPoller"/>), not yet opened; null where the library knows none.</summary>
-        internal virtual OsPoller? CreatePoller() => null;
+        /// <summary>This OS's readiness mechanism for the awaits' native path (<see cref="ReadinessPoller"/>), not yet opened; null where the library knows none.</summary>
+        internal virtual ReadinessPoller? CreatePoller() => null;
 
         /// <summary>
         /// True when <see cref="Send"/> never waits for room in the send buffer, whatever the socket's blocking mode (a

@@ -48,7 +48,7 @@ namespace WhereAllocation
         internal SocketError ErrorOf(int errno) => FromErrno(errno);
 
         /// <summary>
-        /// A poller's wait (epoll_wait, kevent) as <see cref="OsPoller.Wait"/> reports it, called right after the wait so that
+        /// A poller's wait (epoll_wait, kevent) as <see cref="ReadinessPoller.Wait"/> reports it, called right after the wait so that
         /// its errno is still the last error: the count; 0 when a signal interrupted the wait; -1 with the error otherwise.
         /// </summary>
         internal int WaitResult(int count, out SocketError error)

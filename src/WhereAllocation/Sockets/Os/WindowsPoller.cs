@@ -1,5 +1,4 @@
 using System;
-using System.Net;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using WhereAllocation.Interop;
@@ -7,18 +6,17 @@ using WhereAllocation.Interop;
 namespace WhereAllocation
 {
     /// <summary>
-    /// Windows: WSAPoll over the sockets armed now, rebuilt for every wait, plus a loopback socket of the poller's
-    /// own that a one-byte datagram wakes when another thread arms a socket. One-shot arming is kept here: a socket
-    /// that is reported leaves the set until it is armed again.
+    /// Windows: WSAPoll over a set rebuilt for every wait (<see cref="RebuiltSetPoller"/>), entry 0 the wake-up socket.
+    /// The native path's readiness on Windows, for the awaitable calls.
     /// </summary>
     /// <remarks>
     /// Why WSAPoll and not an I/O completion port: a completion port completes overlapped calls, so every waiting
     /// receive would keep its buffer and a sockaddr pinned in the OS until it completes, and the synchronous fast
     /// path (a datagram already queued costs one call, no wait) would be a second way beside it. WSAPoll reports
-    /// readiness, as epoll and kqueue do, so the same receive runs on every OS. Its cost grows with the number of
-    /// sockets waiting at once (the set is passed per wait); a server waits on few. Run by this project's CI under Wine.
+    /// readiness, as epoll and kqueue do, so the same receive runs on every OS. Each entry's handle is read when the set
+    /// is built (a socket closed by then is not polled; see the base class). Run by this project's CI under Wine.
     /// </remarks>
-    internal sealed unsafe class WindowsPoller : OsPoller
+    internal sealed unsafe class WindowsPoller : RebuiltSetPoller
     {
         private const short PollRdNorm = 0x0100;
         private const short PollWrNorm = 0x0010;
@@ -26,217 +24,135 @@ namespace WhereAllocation
         private const short PollHup = 0x0002;
         private const short PollNval = 0x0004;
 
-        private readonly object _lock = new object();
+        private readonly WindowsSocketCalls _calls;
 
-        // The armed sockets, under _lock: handle, token, the directions armed, and a count of arms so that a report
-        // disarms only the arming it answers (a socket armed again meanwhile stays armed).
-        private IntPtr[] _sockets = new IntPtr[8];
-        private long[] _tokens = new long[8];
-        private short[] _wanted = new short[8];
-        private int[] _armings = new int[8];
-        private int _count;
-        private int _lastArming;
-
-        // The set of one wait (slot 0: the wake socket), and its reports: the waiting thread's own.
+        // The set of one wait: entry 0 the wake-up socket, then the sockets added, and where each of this wait's entries
+        // went in it (a closed socket is not added). The engine thread's own.
         private Ws2_32.WsaPollFd* _set;
         private int _setCapacity;
-        private long[] _setTokens = new long[Capacity];
-        private int[] _setArmings = new int[Capacity];
-        private long[] _reportTokens = new long[Capacity];
-        private short[] _reportEvents = new short[Capacity];
+        private int _setCount;
+        private int[] _positions = new int[16];
 
-        private Socket? _wake;
+        // The wake-up socket's handle, with a reference held while the poller is open (used bare by every wait).
         private SafeHandle? _wakeHandle;
-        private IntPtr _wakeRaw;
         private readonly byte[] _wakeAddress = new byte[SockaddrLayout.StorageSize];
         private int _wakeAddressLength;
 
+        /// <summary>A poller that waits with <paramref name="calls"/>' WSAPoll.</summary>
+        internal WindowsPoller(WindowsSocketCalls calls)
+        {
+            _calls = calls;
+        }
+
         internal override string Mechanism => "WSAPoll";
 
-        internal override bool ArmNeedsWake => true;
-
-        internal override SocketError Open()
+        private protected override SocketError OpenSet()
         {
-            try
-            {
-                var wake = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
-                wake.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-                wake.Blocking = false;
-                SafeHandle handle = SocketHandles.Get(wake);
-                bool added = false;
-                handle.DangerousAddRef(ref added); // held until Close: the wake socket's handle is used bare by every wait
-                _wake = wake;
-                _wakeHandle = handle;
-                _wakeRaw = handle.DangerousGetHandle();
-                _wakeAddressLength = EndPointKey.FromIPEndPoint((IPEndPoint)wake.LocalEndPoint!).WriteSockaddr(_wakeAddress, SockaddrFormat.Windows);
-            }
-            catch (SocketException e)
-            {
-                return e.SocketErrorCode;
-            }
-            _setCapacity = Capacity + 1;
-            _set = (Ws2_32.WsaPollFd*)Marshal.AllocHGlobal(_setCapacity * sizeof(Ws2_32.WsaPollFd)); // freed by Close
+            SafeHandle handle = SocketHandles.Get(WakeSocket!);
+            bool added = false;
+            handle.DangerousAddRef(ref added); // released by CloseSet
+            _wakeHandle = handle;
+            _wakeAddressLength = EndPointKey.FromIPEndPoint(WakeTarget!).WriteSockaddr(_wakeAddress, SockaddrFormat.Windows);
+            _setCapacity = 16;
+            _set = (Ws2_32.WsaPollFd*)Marshal.AllocHGlobal(_setCapacity * sizeof(Ws2_32.WsaPollFd)); // freed by CloseSet
             return SocketError.Success;
         }
 
-        internal override void Close()
+        private protected override void CloseSet()
         {
-            if (_wakeHandle != null) _wakeHandle.DangerousRelease();
-            _wake?.Dispose();
-            _wake = null;
+            _wakeHandle?.DangerousRelease();
             _wakeHandle = null;
-            _wakeRaw = IntPtr.Zero;
             if (_set != null) Marshal.FreeHGlobal((IntPtr)_set);
             _set = null;
-            lock (_lock) _count = 0;
-        }
-
-        internal override SocketError Arm(IntPtr socket, long token, bool read, bool write, ref bool added)
-        {
-            short wanted = (short)((read ? PollRdNorm : 0) | (write ? PollWrNorm : 0));
-            lock (_lock)
-            {
-                int i = IndexOf(token);
-                if (i < 0)
-                {
-                    if (_count == _sockets.Length) Grow();
-                    i = _count++;
-                    _tokens[i] = token;
-                }
-                _sockets[i] = socket;
-                _wanted[i] = wanted;
-                _armings[i] = ++_lastArming;
-            }
-            added = true;
-            return SocketError.Success;
-        }
-
-        internal override void Remove(IntPtr socket, long token)
-        {
-            lock (_lock)
-            {
-                int i = IndexOf(token);
-                if (i >= 0) RemoveAt(i);
-            }
         }
 
         internal override void Wake()
         {
-            byte one = 1;
-            fixed (byte* address = _wakeAddress)
-                Ws2_32.SendTo(_wakeRaw, &one, 1, 0, address, _wakeAddressLength);
-        }
-
-        internal override int Wait(int timeoutMilliseconds, out SocketError error)
-        {
-            // The set: the wake socket, then every armed socket, however many (WSAPoll takes any number; the set grows,
-            // on this thread, only when more sockets wait at once than ever before). Every wait polls all of them:
-            // none is left behind another, whatever its place in the list.
-            int polled = 1;
-            lock (_lock)
+            // A reference on the wake-up socket's handle for the send: the engine's thread may close the poller meanwhile.
+            SafeHandle? handle = _wakeHandle;
+            if (handle == null) return;
+            bool held = false;
+            try
             {
-                if (_count + 1 > _setCapacity) GrowSet(_count + 1);
-                _set[0].Fd = _wakeRaw;
-                _set[0].Events = PollRdNorm;
-                _set[0].Revents = 0;
-                for (int i = 0; i < _count; i++)
-                {
-                    _set[polled].Fd = _sockets[i];
-                    _set[polled].Events = _wanted[i];
-                    _set[polled].Revents = 0;
-                    _setTokens[polled - 1] = _tokens[i];
-                    _setArmings[polled - 1] = _armings[i];
-                    polled++;
-                }
+                handle.DangerousAddRef(ref held);
+                byte one = 1;
+                fixed (byte* address = _wakeAddress)
+                    Ws2_32.SendTo(handle.DangerousGetHandle(), &one, 1, 0, address, _wakeAddressLength); // a full queue of wake-ups wakes as well
             }
-            // A socket of the set closed under the wait comes back as POLLNVAL in its own entry; the call as a
-            // whole fails only for a fault of the set itself.
-            int ready = Ws2_32.WsaPoll(_set, (uint)polled, timeoutMilliseconds);
-            if (ready < 0)
+            catch (ObjectDisposedException)
             {
-                error = (SocketError)Marshal.GetLastWin32Error();
-                return error == SocketError.Interrupted ? 0 : -1;
+                // Closed meanwhile: nothing waits to be woken.
             }
-            error = SocketError.Success;
-            if ((_set[0].Revents & PollRdNorm) != 0) DrainWake();
-            int reports = 0;
-            lock (_lock)
+            finally
             {
-                for (int k = 1; k < polled; k++)
-                {
-                    short revents = _set[k].Revents;
-                    if (revents == 0) continue;
-                    long token = _setTokens[k - 1];
-                    _reportTokens[reports] = token;
-                    _reportEvents[reports] = revents;
-                    reports++;
-                    int i = IndexOf(token);
-                    if (i >= 0 && _armings[i] == _setArmings[k - 1]) RemoveAt(i); // one-shot: reported, so disarmed
-                }
+                if (held) handle.DangerousRelease();
             }
-            return reports;
         }
 
-        internal override void Report(int index, out long token, out bool readable, out bool writable, out bool error, out bool hungUp)
+        private protected override void BeginSet(int capacity)
         {
-            token = _reportTokens[index];
-            short events = _reportEvents[index];
-            readable = (events & PollRdNorm) != 0;
-            writable = (events & PollWrNorm) != 0;
-            error = (events & PollErr) != 0;
-            hungUp = (events & (PollHup | PollNval)) != 0;
+            if (capacity + 1 > _setCapacity)
+            {
+                // Only when more sockets wait at once than ever before in this process.
+                int grown = _setCapacity;
+                while (grown < capacity + 1) grown *= 2;
+                Marshal.FreeHGlobal((IntPtr)_set);
+                _set = (Ws2_32.WsaPollFd*)Marshal.AllocHGlobal(grown * sizeof(Ws2_32.WsaPollFd)); // freed by CloseSet
+                _setCapacity = grown;
+            }
+            if (_positions.Length < capacity) _positions = new int[capacity * 2];
+            _set[0].Fd = _wakeHandle!.DangerousGetHandle();
+            _set[0].Events = PollRdNorm;
+            _set[0].Revents = 0;
+            _setCount = 1;
         }
 
-        private void GrowSet(int needed)
+        private protected override void AddToSet(int index, Socket socket, bool read, bool write)
         {
-            int capacity = _setCapacity;
-            while (capacity < needed) capacity *= 2;
-            Marshal.FreeHGlobal((IntPtr)_set);
-            _set = (Ws2_32.WsaPollFd*)Marshal.AllocHGlobal(capacity * sizeof(Ws2_32.WsaPollFd)); // freed by Close
-            _setCapacity = capacity;
-            _setTokens = new long[capacity];
-            _setArmings = new int[capacity];
-            _reportTokens = new long[capacity];
-            _reportEvents = new short[capacity];
+            Ws2_32.WsaPollFd* entry = _set + _setCount;
+            entry->Fd = SocketHandles.Get(socket).DangerousGetHandle(); // open when the set was built: see the remarks
+            entry->Events = (short)((read ? PollRdNorm : 0) | (write ? PollWrNorm : 0));
+            entry->Revents = 0;
+            _positions[index] = _setCount++;
         }
 
-        internal override void Forget(long token) => Remove(IntPtr.Zero, token);
+        private protected override int PollSet(int timeoutMilliseconds, out SocketError error)
+        {
+            // A socket of the set closed under the wait comes back as POLLNVAL in its own entry; the call as a whole
+            // fails only for a fault of the set itself.
+            int ready = _calls.PollSet(_set, _setCount, timeoutMilliseconds, out error);
+            if (ready < 0 && error == SocketError.Interrupted) return 0;
+            if (ready > 0 && (_set[0].Revents & PollRdNorm) != 0) DrainWake();
+            return ready;
+        }
+
+        private protected override Readiness ResultOf(int index)
+        {
+            short revents = _set[_positions[index]].Revents;
+            Readiness events = Readiness.None;
+            if ((revents & PollRdNorm) != 0) events |= Readiness.Read;
+            if ((revents & PollWrNorm) != 0) events |= Readiness.Write;
+            if ((revents & PollErr) != 0) events |= Readiness.Error;
+            if ((revents & (PollHup | PollNval)) != 0) events |= Readiness.HangUp;
+            return events;
+        }
+
+        private protected override void EndSet()
+        {
+            _setCount = 0;
+        }
 
         private void DrainWake()
         {
             byte* one = stackalloc byte[1];
             byte* from = stackalloc byte[SockaddrLayout.StorageSize];
+            IntPtr wake = _wakeHandle!.DangerousGetHandle();
             while (true)
             {
                 int length = SockaddrLayout.StorageSize;
                 // A non-blocking socket: recvfrom fails (WSAEWOULDBLOCK) once the wake-ups are all read.
-                if (Ws2_32.RecvFrom(_wakeRaw, one, 1, 0, from, &length) < 0) return;
+                if (Ws2_32.RecvFrom(wake, one, 1, 0, from, &length) < 0) return;
             }
-        }
-
-        private int IndexOf(long token)
-        {
-            for (int i = 0; i < _count; i++)
-                if (_tokens[i] == token) return i;
-            return -1;
-        }
-
-        private void RemoveAt(int i)
-        {
-            int last = --_count;
-            _sockets[i] = _sockets[last];
-            _tokens[i] = _tokens[last];
-            _wanted[i] = _wanted[last];
-            _armings[i] = _armings[last];
-        }
-
-        private void Grow()
-        {
-            // Only when more sockets wait at once than ever before in this process.
-            Array.Resize(ref _sockets, _sockets.Length * 2);
-            Array.Resize(ref _tokens, _tokens.Length * 2);
-            Array.Resize(ref _wanted, _wanted.Length * 2);
-            Array.Resize(ref _armings, _armings.Length * 2);
         }
     }
 }

@@ -49,21 +49,13 @@ namespace WhereAllocation
 
         internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
         {
-            Ws2_32.WsaPollFd poll;
-            poll.Fd = socket;
-            poll.Events = PollRdNorm;
-            poll.Revents = 0;
-            int ready = Ws2_32.WsaPoll(&poll, 1, 0);
+            int ready = PollOne(socket, PollRdNorm, 0, out _, out error);
             if (ready == 0)
             {
                 error = SocketError.WouldBlock;
                 return -1;
             }
-            if (ready < 0)
-            {
-                error = LastError();
-                return -1;
-            }
+            if (ready < 0) return -1;
             // Readable, or an error or hang-up pending: recvfrom reports which without blocking.
             int length = *addressLength;
             int received = Ws2_32.RecvFrom(socket, payload, size, peek ? MsgPeek : 0, address, &length);
@@ -97,19 +89,38 @@ namespace WhereAllocation
 
         internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error)
         {
+            int ready = PollOne(socket, forWrite ? PollWrNorm : PollRdNorm, timeoutMilliseconds, out short revents, out error);
+            hungUp = (revents & (PollHup | PollNval)) != 0;
+            return ready;
+        }
+
+        /// <summary>WSAPoll on one socket for <paramref name="events"/>: 1 when it reported something, 0 when the time passed, -1 with <paramref name="error"/>.</summary>
+        private int PollOne(IntPtr socket, short events, int timeoutMilliseconds, out short revents, out SocketError error)
+        {
             Ws2_32.WsaPollFd poll;
             poll.Fd = socket;
-            poll.Events = forWrite ? PollWrNorm : PollRdNorm;
+            poll.Events = events;
             poll.Revents = 0;
-            int ready = Ws2_32.WsaPoll(&poll, 1, timeoutMilliseconds);
-            hungUp = (poll.Revents & (PollHup | PollNval)) != 0;
+            int ready = PollSet(&poll, 1, timeoutMilliseconds, out error);
+            revents = poll.Revents;
+            return ready;
+        }
+
+        /// <summary>
+        /// The Windows branch's one wait: WSAPoll over <paramref name="count"/> entries of <paramref name="set"/>, for one
+        /// socket (the receive's check, a blocking wait) or many (<see cref="WindowsPoller"/>). Returns how many entries
+        /// reported something, 0 when the time passed, or -1 with <paramref name="error"/> when the call failed.
+        /// </summary>
+        internal int PollSet(Ws2_32.WsaPollFd* set, int count, int timeoutMilliseconds, out SocketError error)
+        {
+            int ready = Ws2_32.WsaPoll(set, (uint)count, timeoutMilliseconds);
             if (ready < 0)
             {
                 error = LastError();
                 return -1;
             }
             error = SocketError.Success;
-            return ready > 0 ? 1 : 0;
+            return ready;
         }
 
         internal override int ReceiveTimeoutMilliseconds(IntPtr socket)
@@ -140,7 +151,7 @@ namespace WhereAllocation
         internal override string? ThreadPinningUnsupported =>
             "Windows: the library pins threads only for shards, which Windows cannot balance, so it has no pinning call there.";
 
-        internal override OsPoller CreatePoller() => new WindowsPoller();
+        internal override ReadinessPoller CreatePoller() => new WindowsPoller(this);
 
         // sendto follows the socket's blocking mode: Winsock has no per-call flag.
         internal override bool SendNeverWaits => false;

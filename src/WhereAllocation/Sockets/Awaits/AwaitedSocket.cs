@@ -1,0 +1,121 @@
+using System;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Threading;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// One <see cref="AsyncDatagramSocket"/> as its engine knows it: the socket, the path and continuation mode it was made
+    /// with, its two reusable operations (one receive, one send), and the engine's state for it (its slot and token, and
+    /// what it is armed for), which the engine alone changes, under its list's lock.
+    /// </summary>
+    /// <remarks>
+    /// The engine holds this object while it is registered, and this object holds the socket; nothing here holds the
+    /// wrapper, except an operation that waits (it keeps its wrapper alive until it ends). So an undisposed wrapper that
+    /// nobody references is finalized, and its finalizer disposes this registration, which frees the socket.
+    /// </remarks>
+    internal sealed class AwaitedSocket
+    {
+        // The live registration of each socket, whatever its path: one wrapper per socket at a time. Weak on the socket.
+        private static readonly ConditionalWeakTable<Socket, AwaitedSocket> s_owners = new ConditionalWeakTable<Socket, AwaitedSocket>();
+
+        private int _disposed;
+
+        /// <exception cref="InvalidOperationException">Another live AsyncDatagramSocket wraps <paramref name="socket"/>.</exception>
+        /// <exception cref="PlatformNotSupportedException">The native path on an OS with no readiness mechanism the library knows.</exception>
+        internal AwaitedSocket(Socket socket, DatagramPath path, DatagramContinuations continuations)
+        {
+            Socket = socket;
+            Path = path;
+            Continuations = continuations;
+            Engine = PathCalls.Engine(path);
+            Receive = new ReceiveOperation(this);
+            Send = new SendOperation(this);
+            lock (s_owners)
+            {
+                if (s_owners.TryGetValue(socket, out AwaitedSocket? owner))
+                {
+                    if (!owner.IsDisposed)
+                        throw new InvalidOperationException("This socket already has an AsyncDatagramSocket: one wrapper per socket at a time (dispose the first before making another).");
+                    s_owners.Remove(socket);
+                }
+                s_owners.Add(socket, this);
+            }
+            Engine.Register(this);
+        }
+
+        internal Socket Socket { get; }
+
+        internal DatagramPath Path { get; }
+
+        internal DatagramContinuations Continuations { get; }
+
+        internal AwaitEngine Engine { get; }
+
+        internal ReceiveOperation Receive { get; }
+
+        internal SendOperation Send { get; }
+
+        internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+
+        // ----- the engine's state for this socket: changed by the engine only, under its WaitingSockets' lock -----
+
+        /// <summary>The engine's slot for this socket.</summary>
+        internal int Slot;
+
+        /// <summary>The slot and its generation: what the poller reports back, so that a report for a socket gone is dropped.</summary>
+        internal long Token;
+
+        /// <summary>The place on the engine's <see cref="WaitingSockets"/>, -1 when not on it.</summary>
+        internal int WaitingIndex = -1;
+
+        /// <summary>What the poller is to report: readability, writability (one-shot: cleared by the report).</summary>
+        internal bool ArmedRead, ArmedWrite;
+
+        /// <summary>Counts the armings, so that a set rebuilt per wait disarms only the arming its report answers.</summary>
+        internal int Arming;
+
+        /// <summary>In a set the OS keeps (epoll: added once, then modified).</summary>
+        internal bool InSet;
+
+        /// <summary>Unregistered: never armed again.</summary>
+        internal bool Removed;
+
+        /// <summary>For tests (<see cref="AwaitEngine.ReportEveryArmedAsReadyForTests"/>): armed for reading since the last report.</summary>
+        internal bool ArmedForReadingForTests;
+
+        // ----- questions the engine asks of the socket -----
+
+        /// <summary>True when the socket has been disposed.</summary>
+        internal bool IsSocketDisposed() => SocketWaits.DisposedError(Socket) != null;
+
+        /// <summary>True when the OS says the socket was shut down for receiving; false where it cannot tell, or the socket is disposed (the next try says so).</summary>
+        internal bool IsReceiveShutDown()
+        {
+            try
+            {
+                return PathCalls.IsReceiveShutDown(Socket);
+            }
+            catch (ObjectDisposedException)
+            {
+                return false;
+            }
+        }
+
+        /// <summary>Ends waiting operations with ObjectDisposedException and leaves the engine. Idempotent.</summary>
+        internal void Dispose()
+        {
+            if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
+            Receive.FailIfWaiting(new ObjectDisposedException(nameof(AsyncDatagramSocket)), false);
+            Send.FailIfWaiting(new ObjectDisposedException(nameof(AsyncDatagramSocket)), false);
+            Engine.Unregister(this);
+            lock (s_owners)
+            {
+                if (s_owners.TryGetValue(Socket, out AwaitedSocket? owner) && ReferenceEquals(owner, this)) s_owners.Remove(Socket);
+            }
+            Receive.ReleaseCancellation();
+            Send.ReleaseCancellation();
+        }
+    }
+}

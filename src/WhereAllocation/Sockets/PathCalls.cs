@@ -1,0 +1,136 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+
+namespace WhereAllocation
+{
+    /// <summary>
+    /// The one place where a datagram call goes to its path: <see cref="NativeDatagramIO"/>,
+    /// <c>SocketAddressDatagramIO</c> (.NET 8+) or <see cref="ManagedDatagramIO"/>. Every caller names the path:
+    /// <see cref="SocketExtensions"/> and <see cref="DatagramBatch"/> pass <see cref="DatagramPaths.Active"/> as it is at
+    /// the call, an <see cref="AsyncDatagramSocket"/> the path it was made with (docs/CONTRACT.md, "Which path a call
+    /// takes"). Arguments are checked before anything here is called.
+    /// </summary>
+    /// <remarks>
+    /// Two calls choose their path without coming here: the compatible receives <c>ReceiveFrom_NonAlloc(byte[], …,
+    /// IPEndPointNonAlloc)</c>, which a server runs per datagram and whose instruction count bench/ReceiveCost budgets
+    /// (on Mono each call level costs 15-20 instructions), test <see cref="DatagramPaths.Active"/> themselves and call
+    /// the native receive directly; any other path they send here.
+    /// </remarks>
+    internal static class PathCalls
+    {
+        /// <summary>
+        /// One datagram into <paramref name="buffer"/> (a span of <paramref name="array"/> from <paramref name="offset"/> when
+        /// the caller has an array) on <paramref name="path"/>; the sender also goes to <paramref name="into"/> when given. With
+        /// <paramref name="wait"/> false, false when nothing is queued; with it true, a blocking socket waits (honouring its
+        /// receive timeout) and an empty non-blocking one throws WouldBlock.
+        /// </summary>
+        internal static bool Receive(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
+        {
+            if (path == DatagramPath.Native)
+            {
+                long length = NativeDatagramIO.Receive(socket, buffer, flags, wait, into, out EndPointKey sender);
+                if (length < 0)
+                {
+                    datagram = default;
+                    return false;
+                }
+                datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, into != null ? into.CurrentKey : sender);
+                return true;
+            }
+            return ReceiveOnRuntimePath(path, socket, array, offset, buffer, flags, wait, into, out datagram);
+        }
+
+        /// <summary>The receive of the runtime's own paths (SocketAddress, Managed), which wait and retry in their own way.</summary>
+        internal static bool ReceiveOnRuntimePath(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
+        {
+            bool received;
+#if NET8_0_OR_GREATER
+            if (path == DatagramPath.SocketAddress)
+            {
+                received = SocketAddressDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
+            }
+            else
+#endif
+            {
+                DatagramPaths.ReportFallbackOnce();
+                received = array != null && into != null
+                    ? ManagedDatagramIO.Receive(socket, array, offset, buffer.Length, flags, into, wait, out datagram)
+                    : ManagedDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
+            }
+            if (received && into != null) into.SetCurrent(datagram.RemoteEndPoint);
+            return received;
+        }
+
+        /// <summary>
+        /// One datagram to <paramref name="to"/> (already fitted to the socket: <see cref="SocketExtensions.FitToSocket"/>) on
+        /// <paramref name="path"/>. With <paramref name="wait"/> false it returns -1 instead of waiting for room in the send
+        /// buffer; with it true a blocking socket waits for room and a non-blocking one throws WouldBlock.
+        /// </summary>
+        internal static int Send(DatagramPath path, Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey to, bool wait)
+        {
+            if (path == DatagramPath.Native)
+            {
+                // A native sendto would bind an unbound socket behind the runtime's back, leaving its
+                // IsBound and LocalEndPoint wrong; bind through the runtime first, as its SendTo does.
+                if (!socket.IsBound && !socket.Connected) BindAnyOnce(socket);
+                return NativeDatagramIO.Send(socket, buffer, flags, to, wait);
+            }
+            // The runtime's sends wait on a blocking socket: ask for room first when the caller must not wait.
+            if (!wait && !socket.Poll(0, SelectMode.SelectWrite)) return -1;
+#if NET8_0_OR_GREATER
+            if (path == DatagramPath.SocketAddress) return SocketAddressDatagramIO.Send(socket, buffer, flags, to);
+#endif
+            DatagramPaths.ReportFallbackOnce();
+            return array != null
+                ? ManagedDatagramIO.Send(socket, array, offset, buffer.Length, flags, to)
+                : ManagedDatagramIO.Send(socket, buffer, flags, to);
+        }
+
+        /// <summary>
+        /// <see cref="Send"/> without waiting, whatever the socket's blocking mode: false when the send buffer had no room
+        /// (nothing was sent). The native send answers "no room" with a return value; the runtime's sends are asked for room
+        /// first, and their WouldBlock exception is left only for a buffer that filled in between.
+        /// </summary>
+        internal static bool TrySend(DatagramPath path, Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey to)
+        {
+            if (path == DatagramPath.Native) return Send(path, socket, array, offset, buffer, flags, to, false) >= 0;
+            try
+            {
+                return Send(path, socket, array, offset, buffer, flags, to, false) >= 0;
+            }
+            catch (SocketException e) when (e.SocketErrorCode == SocketError.WouldBlock)
+            {
+                return false;
+            }
+        }
+
+        /// <summary>
+        /// True when <paramref name="socket"/> was shut down for receiving (see <see cref="OsSocketCalls.IsReceiveShutDown"/>),
+        /// asked after a receive found nothing although the socket was reported readable, whatever the path: asked of the OS
+        /// wherever the library's own calls reach it, false elsewhere (where the runtime reports it itself).
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        internal static bool IsReceiveShutDown(Socket socket)
+        {
+            if (!NativeDatagramIO.OsCallsWork || !SocketHandles.Available) return false;
+            return NativeDatagramIO.IsReceiveShutDown(socket);
+        }
+
+        /// <summary>
+        /// The awaits' engine of <paramref name="path"/>: the OS's own readiness mechanism for the native path (it watches
+        /// descriptors), <c>Socket.Select</c> for the runtime's paths (they have none to give).
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">The native path on an OS with no readiness mechanism the library knows.</exception>
+        internal static AwaitEngine Engine(DatagramPath path) => path == DatagramPath.Native ? AwaitEngine.Native : AwaitEngine.Runtime;
+
+        /// <summary>
+        /// Binds an unbound socket to the wildcard address and a port the OS picks, through the runtime (so that its IsBound
+        /// and LocalEndPoint are right), as the runtime's SendTo does before a first send.
+        /// </summary>
+        internal static void BindAnyOnce(Socket socket)
+        {
+            socket.Bind(new IPEndPoint(socket.AddressFamily == AddressFamily.InterNetworkV6 ? IPAddress.IPv6Any : IPAddress.Any, 0));
+        }
+    }
+}
