@@ -48,6 +48,12 @@ namespace WhereAllocation
         private static readonly WaitCallback s_queued = state => ((DatagramOperation<TResult>)state!).InvokeContinuation();
 #endif
 
+        // For tests: IoThread-mode awaiters that came after their operation completed, and so resumed through the thread pool.
+        private static long s_ioThreadLateAwaiters;
+
+        /// <summary>For tests: how many IoThread-mode awaits resumed through the thread pool because the operation completed before the awaiter registered.</summary>
+        internal static long IoThreadLateAwaiters => Interlocked.Read(ref s_ioThreadLateAwaiters);
+
         private protected readonly AwaitedSocket Owner;
 
         private short _version;
@@ -379,7 +385,10 @@ namespace WhereAllocation
             if (previous == null) return;
             if (!ReferenceEquals(previous, s_completedMarker)) throw new InvalidOperationException("This ValueTask is already being awaited; a ValueTask may be awaited once.");
             // It completed before the awaiter got here: resume the awaiter, but never on this stack, where a loop of
-            // such races would pile up frames.
+            // such races would pile up frames. In IoThread mode that is the one hand-over to the pool the mode has (48 B on
+            // Mono); it can only happen to a call made off the I/O thread, since the I/O thread, while it runs the
+            // caller's code, completes nothing: a loop that resumes on it never meets it after its first await.
+            if (Owner.Continuations == DatagramContinuations.IoThread) Interlocked.Increment(ref s_ioThreadLateAwaiters);
             _continuation = continuation;
             Schedule(false);
         }

@@ -1,0 +1,225 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>
+    /// The awaits' engine where it meets the rest of the process: a Dispose racing the registration on the caller's
+    /// token, a socket closed under a waiting await (and the socket that gets its descriptor next), and a process out of
+    /// descriptors when the engine starts. On every path this runtime has, in both continuation modes, bounded in time.
+    /// </summary>
+    public class AwaitEngineTests : IDisposable
+    {
+        private const int Bound = 10_000;
+
+        public void Dispose() => DatagramPaths.Reset();
+
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void ADisposeRacingTheTokenRegistrationLeavesNothingOnTheToken(DatagramPath path, DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(path)) return;
+            const int Rounds = 100;
+            // The tokens outlive the wrappers, as an application's shutdown token does: a registration left on one would
+            // keep its operation, and through it the socket, alive for as long as the token lives.
+            var sources = new List<CancellationTokenSource>();
+            WeakReference[] sockets = null!;
+            var thread = new Thread(() => sockets = RaceDisposeWithRegistration(mode, Rounds, sources));
+            thread.Start();
+            Assert.True(thread.Join(60_000), "the races took too long");
+            int alive = CountAlive(sockets);
+            // The Managed path's per-thread endpoint may keep the last socket each receiving thread checked (see
+            // AwaitContractRound2Tests): at most the two threads of a round here.
+            Assert.True(alive <= (path == DatagramPath.Managed ? 2 : 0), alive + " of " + Rounds + " sockets kept alive by tokens that outlived their wrappers");
+            GC.KeepAlive(sources);
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static WeakReference[] RaceDisposeWithRegistration(DatagramContinuations mode, int rounds, List<CancellationTokenSource> sources)
+        {
+            var sockets = new WeakReference[rounds];
+            for (int round = 0; round < rounds; round++)
+            {
+                var source = new CancellationTokenSource();
+                sources.Add(source);
+                using var pair = new Loopback(Family.IPv4);
+                var wrapper = new AsyncDatagramSocket(pair.Server, mode);
+                var buffer = new byte[16];
+                using var start = new Barrier(2);
+                ValueTask<ReceivedDatagram> waiting = default;
+                var caller = new Thread(() =>
+                {
+                    start.SignalAndWait();
+                    waiting = wrapper.ReceiveFromAsync(buffer, source.Token); // waits (nothing queued), or is refused as disposed
+                });
+                caller.Start();
+                start.SignalAndWait();
+                if ((round & 1) == 0) Thread.SpinWait(round * 20); // spread the Dispose over the call's steps
+                wrapper.Dispose();
+                Assert.True(caller.Join(Bound), "the call did not return");
+                string? outcome = Awaits.Outcome(waiting, Bound, out ReceivedDatagram _);
+                Assert.True(outcome == "ObjectDisposed", "round " + round + ": the await ended with " + (outcome ?? "nothing (still pending)"));
+                sockets[round] = new WeakReference(pair.Server);
+            }
+            return sockets;
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void ASocketClosedUnderAnAwaitEndsItAndNeverDisturbsTheSocketAfterIt(DatagramPath path, DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(path)) return;
+            using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+            var buffer = new byte[16];
+            Socket first = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+            var old = new AsyncDatagramSocket(first, mode); // disposed last, after its socket
+            try
+            {
+                ValueTask<ReceivedDatagram> waiting = old.ReceiveFromAsync(buffer);
+                Assert.False(waiting.IsCompleted);
+                first.Dispose();
+                Assert.Equal("ObjectDisposed", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));
+                Assert.Equal("ObjectDisposed", Awaits.Outcome(old.ReceiveFromAsync(buffer), Bound, out ReceivedDatagram _));
+
+                // The next socket made takes the closed one's descriptor (Linux gives the lowest free number; Windows
+                // reuses handle values too): the old registration must neither report for it nor take it out of the poller.
+                using Socket second = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                using var next = new AsyncDatagramSocket(second, mode);
+                for (int i = 0; i < 3; i++)
+                {
+                    ValueTask<ReceivedDatagram> receive = next.ReceiveFromAsync(buffer);
+                    Assert.False(receive.IsCompleted);
+                    if (i == 1) old.Dispose(); // while the new socket is armed
+                    client.SendTo(new[] { (byte)(i + 1) }, second.LocalEndPoint!);
+                    Assert.Equal("", Awaits.Outcome(receive, Bound, out ReceivedDatagram got));
+                    Assert.Equal(1, got.Length);
+                    Assert.Equal(i + 1, buffer[0]);
+                }
+            }
+            finally
+            {
+                old.Dispose();
+                first.Dispose();
+            }
+        }
+
+        [Theory]
+        [InlineData(DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramContinuations.IoThread)]
+        public void OutOfDescriptorsWhenTheEngineStartsIsTooManyOpenSocketsAndTheNextCallStartsIt(DatagramContinuations mode)
+        {
+            if (!(OsSocketCalls.Current is LinuxSocketCalls))
+            {
+                // Elsewhere the engine opens no descriptor of its own but a socket (WSAPoll's wake-up socket under
+                // Windows), whose constructor reports the exhaustion as the runtime does: WSAEMFILE, which is
+                // SocketError.TooManyOpenSockets itself. No descriptor limit can be set from here to produce it.
+                Assert.Equal(SocketError.TooManyOpenSockets, (SocketError)10024);
+                return;
+            }
+            AwaitEngine engine = PathCalls.Engine(DatagramPath.Native);
+            GC.Collect();
+            GC.WaitForPendingFinalizers(); // wrappers earlier tests left undisposed leave the engine
+            Thread? running = engine.CurrentThread;
+            Assert.True(running == null || running.Join(Bound), "the I/O thread of an earlier test did not end");
+            Assert.Null(engine.CurrentThread);
+
+            using var pair = new Loopback(Family.IPv4);
+            using var server = new AsyncDatagramSocket(pair.Server, mode);
+            var buffer = new byte[16];
+            string? outcome;
+            var fillers = new List<Socket>();
+            Assert.Equal(0, GetRLimit(NoFile, out RLimit saved));
+            try
+            {
+                // A soft limit a few descriptors above the highest open one, then sockets until none more can be made.
+                RLimit low = saved;
+                low.Current = (ulong)HighestOpenDescriptor() + 8;
+                Assert.Equal(0, SetRLimit(NoFile, ref low));
+                while (true)
+                {
+                    try
+                    {
+                        fillers.Add(new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp));
+                    }
+                    catch (SocketException e)
+                    {
+                        Assert.Equal(SocketError.TooManyOpenSockets, e.SocketErrorCode);
+                        break;
+                    }
+                    Assert.True(fillers.Count < 1000, "the lowered descriptor limit did not hold");
+                }
+                outcome = Awaits.Outcome(server.ReceiveFromAsync(buffer), Bound, out ReceivedDatagram _);
+            }
+            finally
+            {
+                SetRLimit(NoFile, ref saved);
+                foreach (Socket filler in fillers) filler.Dispose();
+            }
+            Assert.Equal("TooManyOpenSockets", outcome);
+            Assert.Null(engine.CurrentThread);
+            // Nothing stuck: with descriptors free again the next await starts the engine and gets its datagram.
+            ValueTask<ReceivedDatagram> next = server.ReceiveFromAsync(buffer);
+            Assert.False(next.IsCompleted);
+            pair.Client.SendTo(new byte[] { 9 }, pair.ServerTarget);
+            Assert.Equal("", Awaits.Outcome(next, Bound, out ReceivedDatagram got));
+            Assert.Equal(1, got.Length);
+        }
+
+        private static int CountAlive(WeakReference[] references)
+        {
+            int alive = references.Length;
+            for (int round = 0; round < 10 && alive > 0; round++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+                GC.Collect();
+                alive = 0;
+                foreach (WeakReference reference in references)
+                    if (reference.IsAlive) alive++;
+            }
+            return alive;
+        }
+
+        private static int HighestOpenDescriptor()
+        {
+            int highest = 0;
+            foreach (string entry in Directory.GetFiles("/proc/self/fd"))
+                if (int.TryParse(Path.GetFileName(entry), out int descriptor) && descriptor > highest) highest = descriptor;
+            return highest;
+        }
+
+        // Linux: RLIMIT_NOFILE, and struct rlimit of two rlim_t (unsigned long) on the 64-bit systems the suite runs on.
+        private const int NoFile = 7;
+
+        [StructLayout(LayoutKind.Sequential)]
+        private struct RLimit
+        {
+            public ulong Current;
+            public ulong Maximum;
+        }
+
+        [DllImport("libc", EntryPoint = "getrlimit", SetLastError = true)]
+        private static extern int GetRLimit(int resource, out RLimit limit);
+
+        [DllImport("libc", EntryPoint = "setrlimit", SetLastError = true)]
+        private static extern int SetRLimit(int resource, ref RLimit limit);
+    }
+}
