@@ -50,12 +50,15 @@ namespace WhereAllocation.Tests
                     Assert.False(waiting[i].IsCompleted);
                 }
                 // The last ones armed first: the ones a poller that looks at the first 64 only never reaches.
+                int served = 0;
                 for (int i = Count - 1; i >= 0; i--)
                 {
                     client.SendTo(new[] { (byte)i }, servers[i].LocalEndPoint!);
                     Assert.True(waiting[i].Wait(Bound), "socket " + i + " of " + Count + " waiting was never served");
                     Assert.Equal(1, waiting[i].Result.Length);
+                    served++;
                 }
+                Assert.Equal(AwaitsContract.Cell("70 waiting"), served == Count ? "each served" : served + " of " + Count + " served");
             }
             finally
             {
@@ -102,6 +105,7 @@ namespace WhereAllocation.Tests
             Assert.Equal("", Awaits.Outcome(next, Bound, out ReceivedDatagram got));
             Assert.Equal(1, got.Length);
             Assert.NotNull(poller.CurrentThread);
+            Assert.Equal(AwaitsContract.Cell("thread cannot start"), Awaits.Name(error) + ", next served");
         }
 
         [Theory]
@@ -125,6 +129,7 @@ namespace WhereAllocation.Tests
             Task second = Task.Run(async () => await waiting);
             Assert.True(WaitQuietly(second, Bound), "a second await of the same ValueTask hangs");
             Assert.IsType<InvalidOperationException>(second.Exception!.InnerException);
+            Assert.Equal(AwaitsContract.Cell("awaited twice"), Awaits.Name(second.Exception!.InnerException!));
             // And the operation is free for the next call.
             ValueTask<ReceivedDatagram> next = server.ReceiveFromAsync(buffer);
             pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
@@ -177,7 +182,7 @@ namespace WhereAllocation.Tests
             var buffer = new byte[16];
             using (var first = new AsyncDatagramSocket(pair.Server))
             {
-                Assert.Throws<InvalidOperationException>(() => new AsyncDatagramSocket(pair.Server));
+                Assert.Equal(AwaitsContract.Cell("second wrapper"), Awaits.Name(Assert.ThrowsAny<Exception>(() => new AsyncDatagramSocket(pair.Server))));
                 Assert.Throws<InvalidOperationException>(() => new AsyncDatagramSocket(pair.Server, DatagramContinuations.ThreadPool));
                 // The first still works, waiting included.
                 ValueTask<ReceivedDatagram> waiting = first.ReceiveFromAsync(buffer);
@@ -231,7 +236,11 @@ namespace WhereAllocation.Tests
                 ValueTask<ReceivedDatagram> other = b.ReceiveFromAsync(new byte[16]);
                 Assert.False(other.IsCompleted);
                 good.Client.SendTo(new byte[] { 2 }, good.ServerTarget);
-                Assert.Equal("", Awaits.Outcome(other, Bound, out ReceivedDatagram _));
+                string? served = Awaits.Outcome(other, Bound, out ReceivedDatagram _);
+                int reports;
+                lock (reported) reports = reported.Count;
+                Assert.Equal(AwaitsContract.Cell("continuation throws"),
+                    (reports == 1 ? "reported" : reports + " reports") + ", " + (served == "" ? "others served" : "others: " + (served ?? "still waiting")));
             }
             finally
             {
@@ -266,7 +275,7 @@ namespace WhereAllocation.Tests
             }
             // The Managed path's per-thread endpoint remembers the last socket it checked (IPEndPointNonAlloc.CheckedSocket):
             // at most one per thread that received (here the I/O thread and its caller), whatever the number of wrappers.
-            Assert.True(alive <= (path == DatagramPath.Managed ? 2 : 0), alive + " of " + Count + " sockets still alive after full collections");
+            Assert.Equal(AwaitsContract.Cell("unreferenced wrapper"), alive <= (path == DatagramPath.Managed ? 2 : 0) ? "collected" : alive + " of " + Count + " sockets still alive after full collections");
             Assert.Equal(before, poller.Registered);
         }
 
@@ -314,7 +323,7 @@ namespace WhereAllocation.Tests
             string? outcome = Awaits.Outcome(waiting, Bound, out ReceivedDatagram _);
             Assert.NotNull(outcome); // never a wait for ever
             // On every path: the runtime's paths end with what their synchronous receive reports, which is Shutdown too.
-            Assert.Equal("Shutdown", outcome);
+            Assert.Equal(AwaitsContract.Cell("receive shut down"), outcome);
             // A later receive says so too.
             ValueTask<ReceivedDatagram> later = server.ReceiveFromAsync(new byte[16]);
             if (windows) pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
@@ -343,7 +352,8 @@ namespace WhereAllocation.Tests
                 Thread.Sleep(1_000);
                 long empty = poller.EmptyReports - before;
                 // At most a few tries right away, then one per slice (100 ms): never thousands.
-                Assert.True(empty <= AwaitEngine.EmptyReportsBeforeProbe + 1_000 / AwaitEngine.SliceMilliseconds + 3, empty + " empty reports in one second");
+                Assert.Equal(AwaitsContract.Cell("empty readiness"),
+                    empty <= AwaitEngine.EmptyReportsBeforeProbe + 1_000 / AwaitEngine.SliceMilliseconds + 3 ? "no spin" : empty + " empty reports in one second");
                 Assert.False(waiting.IsCompleted);
                 pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
                 Assert.Equal("", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));

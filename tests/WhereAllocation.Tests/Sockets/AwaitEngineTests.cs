@@ -43,7 +43,8 @@ namespace WhereAllocation.Tests
             int alive = CountAlive(sockets);
             // The Managed path's per-thread endpoint may keep the last socket each receiving thread checked (see
             // AwaitContractRound2Tests): at most the two threads of a round here.
-            Assert.True(alive <= (path == DatagramPath.Managed ? 2 : 0), alive + " of " + Rounds + " sockets kept alive by tokens that outlived their wrappers");
+            Assert.Equal(AwaitsContract.Cell("token outlives wrapper"),
+                alive <= (path == DatagramPath.Managed ? 2 : 0) ? "nothing left on it" : alive + " of " + Rounds + " sockets kept alive by tokens that outlived their wrappers");
             GC.KeepAlive(sources);
         }
 
@@ -96,7 +97,7 @@ namespace WhereAllocation.Tests
                 ValueTask<ReceivedDatagram> waiting = old.ReceiveFromAsync(buffer);
                 Assert.False(waiting.IsCompleted);
                 first.Dispose();
-                Assert.Equal("ObjectDisposed", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));
+                string? closed = Awaits.Outcome(waiting, Bound, out ReceivedDatagram _);
                 Assert.Equal("ObjectDisposed", Awaits.Outcome(old.ReceiveFromAsync(buffer), Bound, out ReceivedDatagram _));
 
                 // The next socket made takes the closed one's descriptor (Linux gives the lowest free number; Windows
@@ -113,6 +114,7 @@ namespace WhereAllocation.Tests
                     Assert.Equal(1, got.Length);
                     Assert.Equal(i + 1, buffer[0]);
                 }
+                Assert.Equal(AwaitsContract.Cell("socket closed during"), (closed ?? "still waiting") + ", next undisturbed");
             }
             finally
             {
@@ -181,6 +183,7 @@ namespace WhereAllocation.Tests
             pair.Client.SendTo(new byte[] { 9 }, pair.ServerTarget);
             Assert.Equal("", Awaits.Outcome(next, Bound, out ReceivedDatagram got));
             Assert.Equal(1, got.Length);
+            Assert.Equal(AwaitsContract.Cell("no descriptors at start"), outcome + ", next served");
         }
 
         private static int CountAlive(WeakReference[] references)
