@@ -263,16 +263,7 @@ namespace WhereAllocation.Tests
             var thread = new Thread(() => sockets = LeaveWrappersBehind(Count));
             thread.Start();
             Assert.True(thread.Join(Bound), "making the wrappers took too long");
-            int alive = Count;
-            for (int round = 0; round < 10 && alive > 0; round++)
-            {
-                GC.Collect();
-                GC.WaitForPendingFinalizers();
-                GC.Collect();
-                alive = 0;
-                foreach (WeakReference socket in sockets)
-                    if (socket.IsAlive) alive++;
-            }
+            int alive = Reachability.CountAlive(sockets);
             // The Managed path's per-thread endpoint remembers the last socket it checked (IPEndPointNonAlloc.CheckedSocket):
             // at most one per thread that received (here the I/O thread and its caller), whatever the number of wrappers.
             Assert.Equal(AwaitsContract.Cell("unreferenced wrapper"), alive <= (path == DatagramPath.Managed ? 2 : 0) ? "collected" : alive + " of " + Count + " sockets still alive after full collections");

@@ -40,7 +40,7 @@ namespace WhereAllocation.Tests
             var thread = new Thread(() => sockets = RaceDisposeWithRegistration(mode, Rounds, sources));
             thread.Start();
             Assert.True(thread.Join(60_000), "the races took too long");
-            int alive = CountAlive(sockets);
+            int alive = Reachability.CountAlive(sockets);
             // The Managed path's per-thread endpoint may keep the last socket each receiving thread checked (see
             // AwaitContractRound2Tests): at most the two threads of a round here.
             Assert.Equal(AwaitsContract.Cell("token outlives wrapper"),
@@ -184,21 +184,6 @@ namespace WhereAllocation.Tests
             Assert.Equal("", Awaits.Outcome(next, Bound, out ReceivedDatagram got));
             Assert.Equal(1, got.Length);
             Assert.Equal(AwaitsContract.Cell("no descriptors at start"), outcome + ", next served");
-        }
-
-        private static int CountAlive(WeakReference[] references)
-        {
-            int alive = references.Length;
-            for (int round = 0; round < 10 && alive > 0; round++)
-            {
-                GC.Collect();
-                GC.WaitForPendingFinalizers();
-                GC.Collect();
-                alive = 0;
-                foreach (WeakReference reference in references)
-                    if (reference.IsAlive) alive++;
-            }
-            return alive;
         }
 
         private static int HighestOpenDescriptor()
