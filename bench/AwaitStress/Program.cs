@@ -92,9 +92,10 @@ namespace WhereAllocation.Bench.AwaitStress
             string p99 = double.IsNaN(r.P99Microseconds) ? "-" : r.P99Microseconds.ToString("0", inv);
             string bytes = "-";
             string verdict = "ok";
-            if (!r.Complete) verdict = "FAIL: did not complete";
+            // The first failure says why (a round that did not complete adds one); then what the counts say.
+            if (r.Failures.Count > 0) verdict = "FAIL: " + r.Failures[0];
+            else if (!r.Complete) verdict = "FAIL: did not complete";
             else if (r.Lost != 0 || r.Wrong != 0) verdict = "FAIL: lost or wrong datagrams";
-            else if (r.Failures.Count > 0) verdict = "FAIL: " + r.Failures[0];
             Console.WriteLine($"  {r.Phase}: {r.Received} datagrams received in {r.Seconds:0.0} s; {r.WarmupRounds} warm-up rounds; receives started {r.Started}: {r.Waited} waited, {r.Immediate} found a datagram queued, {r.Started - r.Waited - r.Immediate} were refused at once; lost {r.Lost}, wrong {r.Wrong}"
                 + (r.Phase == "churn" ? $", stale (port given again) {r.Stale}, dropped with a disposed socket {r.DroppedByDisposal}; sockets replaced {r.Churned}" : "")
                 + $"; latency p50 {p50} us, p99 {p99} us ({r.LatencySamples} samples)");
