@@ -110,9 +110,8 @@ namespace WhereAllocation.Bench.AwaitStress
                 double steady = Math.Min(first, second);
                 if (meter.Works)
                 {
-                    long oneOff = firstIsLess ? r.BytesSecond - 2 * r.BytesFirst : r.BytesFirst - r.BytesSecond / 2;
-                    Console.WriteLine($"  allocated by the process: {r.BytesFirst} B over {r.AwaitsFirst} awaits, then {r.BytesSecond} B over {r.AwaitsSecond} awaits:"
-                        + $" {bytes} B per await in the steady state" + (oneOff > 0 ? $", and about {oneOff} B once (in the {(firstIsLess ? "second" : "first")} window only)" : ""));
+                    Console.WriteLine($"  allocated by the process: {r.BytesFirst} B over {r.AwaitsFirst} awaits ({first.ToString("0.00", inv)} B per await),"
+                        + $" then {r.BytesSecond} B over {r.AwaitsSecond} awaits ({second.ToString("0.00", inv)} B per await): {bytes} B per await in the steady state (the lesser)");
                 }
                 else
                 {
