@@ -51,11 +51,16 @@ cc -O2 -Wall -Wextra -Werror -shared -fPIC $mono_include -o "$module_dir/libmono
   bench/AwaitStress/native/alloccount.c >"$logs/module.txt" 2>&1 \
   || { cat "$logs/module.txt"; fail_setup "could not build the Mono allocation counter (Mono's headers: Debian's libmono-2.0-dev)"; }
 
+# A row of the table for something that failed outside the program (its 13 fields, as the program prints them).
+fail_row() { # name phase reason
+  rows+=("row|$1|||$2||||||||FAIL: $3")
+}
+
 # A row for each phase a configuration did not report (it ended before printing it).
 missing_rows() { # name reason
   local name=$1 reason=$2 phase
   for phase in steady churn; do
-    grep -q "^row|[^|]*|[^|]*|[^|]*|$phase|" "$logs/$name.txt" || rows+=("row|$name|||$phase|||||||FAIL: $reason")
+    grep -q "^row|[^|]*|[^|]*|[^|]*|$phase|" "$logs/$name.txt" || fail_row "$name" "$phase" "$reason"
   done
 }
 
@@ -147,13 +152,14 @@ if [ "$with_wine" = 1 ]; then
   : >"$logs/wineserver.txt"
   start_wineserver
   wine_run() { # name args...: one configuration under Wine; a wineserver that died is reported and started again
-    local name=$1
+    local name=$1 died
     shift
     run "$name" 600 wine "$dir/win-x64/AwaitStress.exe" --sockets "$sockets" --rounds 10 --churn-rounds 30 --deadline 30 "$@"
     if ! wineserver_alive; then
       status=1
-      echo "await-stress: the wineserver died during $name: $(tail -3 "$logs/wineserver.txt")"
-      rows+=("row|$name|||wineserver|$sockets||||||FAIL: the wineserver died ($(tail -1 "$logs/wineserver.txt"))")
+      died=$(tail -1 "$logs/wineserver.txt")
+      echo "await-stress: the wineserver died during $name${died:+: $died}"
+      fail_row "$name" "-" "the wineserver died${died:+ ($died)}"
       for p in $(prefix_processes); do kill -9 "$p" 2>/dev/null; done
       start_wineserver
     fi
