@@ -11,7 +11,7 @@ namespace WhereAllocation
         /// <summary>
         /// On a thread-pool thread, without the ExecutionContext unless the awaiter asked for it. Allocation free on .NET 8
         /// and newer (the library's operation is itself the pool's work item). On Mono the runtime's pool allocates an item
-        /// per hand-over (48 bytes, measured on Mono 6.8), so <see cref="IoThread"/> is the default there. A cancellation
+        /// per hand-over (about 50-64 bytes: a 40-byte work item, its share of the pool queue's segments, a boxed Boolean when a pool thread goes back to the runtime; measured on Mono 6.8), so <see cref="IoThread"/> is the default there. A cancellation
         /// or a Dispose resumes a waiting awaiter this way in both modes.
         /// </summary>
         ThreadPool = 0,

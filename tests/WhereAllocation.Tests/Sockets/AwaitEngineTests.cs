@@ -124,6 +124,121 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        public void SocketsClosedWhileOthersWaitNeverEndTheOthersWaits(DatagramPath path, DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(path)) return;
+            // Half the sockets are closed one by one while all of them wait (so during the poller's calls, whatever their
+            // length): Wine's WSAPoll then fails the whole call, Socket.Select throws. The other half must still get
+            // their datagrams, and only the closed ones end, with ObjectDisposedException.
+            const int Count = 40;
+            using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+            var servers = new Socket[Count];
+            var wrappers = new AsyncDatagramSocket[Count];
+            var waiting = new ValueTask<ReceivedDatagram>[Count];
+            try
+            {
+                for (int i = 0; i < Count; i++)
+                {
+                    servers[i] = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                    wrappers[i] = new AsyncDatagramSocket(servers[i], mode);
+                    waiting[i] = wrappers[i].ReceiveFromAsync(new byte[16]);
+                    Assert.False(waiting[i].IsCompleted);
+                }
+                for (int i = 0; i < Count; i += 2)
+                {
+                    servers[i].Dispose();
+                    Thread.Sleep(2);
+                }
+                for (int i = 1; i < Count; i += 2) client.SendTo(new[] { (byte)i }, servers[i].LocalEndPoint!);
+                var outcomes = new List<string>();
+                for (int i = 0; i < Count; i++)
+                {
+                    string? outcome = Awaits.Outcome(waiting[i], Bound, out ReceivedDatagram got);
+                    string expected = i % 2 == 0 ? "ObjectDisposed" : "";
+                    if (outcome != expected) outcomes.Add("socket " + i + ": " + (outcome ?? "still waiting") + (i % 2 == 0 ? " (closed)" : " (open)"));
+                }
+                Assert.True(outcomes.Count == 0, string.Join("; ", outcomes));
+            }
+            finally
+            {
+                for (int i = 0; i < Count; i++)
+                {
+                    wrappers[i]?.Dispose();
+                    servers[i]?.Dispose();
+                }
+            }
+        }
+
+        [Theory]
+        [InlineData(DatagramPath.Native, 1)]
+        [InlineData(DatagramPath.Native, 2)]
+        [InlineData(DatagramPath.SocketAddress, 1)]
+        [InlineData(DatagramPath.SocketAddress, 2)]
+        [InlineData(DatagramPath.Managed, 1)]
+        [InlineData(DatagramPath.Managed, 2)]
+        public void APollThatFailsAsAWholeEndsNoWait(DatagramPath path, int failures)
+        {
+            if (!Paths.TryForce(path)) return;
+            if (!(PathCalls.Engine(path).Mechanism == "WSAPoll" || PathCalls.Engine(path).Mechanism == "Socket.Select"))
+            {
+                // epoll and kqueue report per socket: a closed descriptor leaves their set, and never fails the wait.
+                Assert.True(PathCalls.Engine(path).Mechanism == "epoll" || PathCalls.Engine(path).Mechanism == "kqueue", PathCalls.Engine(path).Mechanism);
+                return;
+            }
+            // A set rebuilt per wait meets a socket closed under the call as a failure of the whole call (Wine's WSAPoll:
+            // WSAENOTSOCK; Socket.Select throws). Once: the set is built again and polled at once. Twice: every entry is
+            // reported and each call finds out by trying. Either way no live wait ends, and every datagram comes.
+            const int Count = 8;
+            using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+            var servers = new Socket[Count];
+            var wrappers = new AsyncDatagramSocket[Count];
+            var waiting = new ValueTask<ReceivedDatagram>[Count];
+            try
+            {
+                for (int i = 0; i < Count - 1; i++)
+                {
+                    servers[i] = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                    wrappers[i] = new AsyncDatagramSocket(servers[i]);
+                    waiting[i] = wrappers[i].ReceiveFromAsync(new byte[16]);
+                }
+                Thread.Sleep(50); // the engine is in its wait with those armed
+                RebuiltSetPoller.FailPollsForTests = failures;
+                // The last one's arming wakes the wait: the next call fails as asked.
+                servers[Count - 1] = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                wrappers[Count - 1] = new AsyncDatagramSocket(servers[Count - 1]);
+                waiting[Count - 1] = wrappers[Count - 1].ReceiveFromAsync(new byte[16]);
+                long start = Environment.TickCount;
+                while (Volatile.Read(ref RebuiltSetPoller.FailPollsForTests) > 0)
+                {
+                    Assert.True(Environment.TickCount - start < Bound, "the engine did not wait again");
+                    Thread.Sleep(5);
+                }
+                for (int i = 0; i < Count; i++) Assert.False(waiting[i].IsCompleted, "socket " + i + "'s wait ended without a datagram");
+                for (int i = 0; i < Count; i++) client.SendTo(new[] { (byte)i }, servers[i].LocalEndPoint!);
+                for (int i = 0; i < Count; i++)
+                {
+                    Assert.Equal("", Awaits.Outcome(waiting[i], Bound, out ReceivedDatagram got));
+                    Assert.Equal(1, got.Length);
+                }
+            }
+            finally
+            {
+                RebuiltSetPoller.FailPollsForTests = 0;
+                for (int i = 0; i < Count; i++)
+                {
+                    wrappers[i]?.Dispose();
+                    servers[i]?.Dispose();
+                }
+            }
+        }
+
+        [Theory]
         [InlineData(DatagramContinuations.ThreadPool)]
         [InlineData(DatagramContinuations.IoThread)]
         public void OutOfDescriptorsWhenTheEngineStartsIsTooManyOpenSocketsAndTheNextCallStartsIt(DatagramContinuations mode)

@@ -321,7 +321,7 @@ namespace WhereAllocation
 #if NET8_0_OR_GREATER
             ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
 #else
-            // Mono's thread pool allocates 48 bytes per item queued (measured on Mono 6.8): IoThread avoids it there.
+            // Mono's thread pool allocates per item queued (a 40-byte work item and more, 50-64 B an await measured on Mono 6.8 by bench/AwaitStress): IoThread avoids it there.
             ThreadPool.UnsafeQueueUserWorkItem(s_queued, this);
 #endif
         }
@@ -385,7 +385,7 @@ namespace WhereAllocation
             if (previous == null) return;
             if (!ReferenceEquals(previous, s_completedMarker)) throw new InvalidOperationException("This ValueTask is already being awaited; a ValueTask may be awaited once.");
             // It completed before the awaiter got here: resume the awaiter, but never on this stack, where a loop of
-            // such races would pile up frames. In IoThread mode that is the one hand-over to the pool the mode has (48 B on
+            // such races would pile up frames. In IoThread mode that is the one hand-over to the pool the mode has (some 50 B on
             // Mono); it can only happen to a call made off the I/O thread, since the I/O thread, while it runs the
             // caller's code, completes nothing: a loop that resumes on it never meets it after its first await.
             if (Owner.Continuations == DatagramContinuations.IoThread) Interlocked.Increment(ref s_ioThreadLateAwaiters);

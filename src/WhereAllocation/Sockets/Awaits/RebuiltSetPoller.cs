@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Net.Sockets;
+using System.Threading;
 
 namespace WhereAllocation
 {
@@ -24,6 +25,10 @@ namespace WhereAllocation
         private AwaitedSocket?[] _polled = new AwaitedSocket?[16];
         private int[] _polledArming = new int[16];
         private bool[] _closed = new bool[16];
+        private bool _everyEntry; // this wait failed twice: every entry is reported
+
+        /// <summary>For tests: how many of the next calls fail as a whole, as Wine's WSAPoll does when a socket of its set is closed during the call.</summary>
+        internal static int FailPollsForTests = 0; // set by tests only; initialised so a build without the tests' InternalsVisibleTo (Unity's) warns of nothing
         private long[] _reportTokens = new long[16];
         private Readiness[] _reportEvents = new Readiness[16];
 
@@ -78,12 +83,38 @@ namespace WhereAllocation
             // it waits: a frame with a lock may report its locals to the collector for its whole length.
             int count = BuildSet(waiting, out bool anyClosed);
             // A closed socket is reported now: its operation's try ends it.
-            int ready = PollSet(anyClosed ? 0 : timeoutMilliseconds, out error);
-            int reports = ready >= 0 ? ReadSet(waiting, count) : -1;
+            int ready = Poll(anyClosed ? 0 : timeoutMilliseconds, out error);
+            if (ready < 0)
+            {
+                // A socket closed after the set was built fails the whole call (Socket.Select throws; Wine 8's WSAPoll
+                // returns WSAENOTSOCK when another thread closes one of its sockets during the call), which must not end
+                // the waits of the others: build the set again, the closed ones now reported as such, and poll at once.
+                Array.Clear(_polled, 0, count);
+                EndSet();
+                count = BuildSet(waiting, out _);
+                ready = Poll(0, out error);
+                // Still failing (a closed socket that cannot be told apart, as on the Managed path without a way to the
+                // handle, or a fault of the set): every entry is reported, and each operation finds out by trying. One
+                // that finds nothing waits for the next sweep: never a spin, and no live socket's wait ends for it.
+                _everyEntry = ready < 0;
+            }
+            int reports = ReadSet(waiting, count);
+            _everyEntry = false;
+            error = SocketError.Success;
             // Nothing held between waits: an unreferenced wrapper must leave its socket collectable.
             Array.Clear(_polled, 0, count);
             EndSet();
             return reports;
+        }
+
+        private int Poll(int timeoutMilliseconds, out SocketError error)
+        {
+            if (Volatile.Read(ref FailPollsForTests) > 0 && Interlocked.Decrement(ref FailPollsForTests) >= 0)
+            {
+                error = SocketError.NotSocket;
+                return -1;
+            }
+            return PollSet(timeoutMilliseconds, out error);
         }
 
         /// <summary>Puts every armed socket of <paramref name="waiting"/> in the set; returns how many entries this wait has.</summary>
@@ -119,7 +150,7 @@ namespace WhereAllocation
             {
                 for (int k = 0; k < count; k++)
                 {
-                    Readiness events = _closed[k] ? Readiness.HangUp : ResultOf(k);
+                    Readiness events = _closed[k] ? Readiness.HangUp : _everyEntry ? Readiness.Read | Readiness.Write : ResultOf(k);
                     if (events == Readiness.None) continue;
                     AwaitedSocket socket = _polled[k]!;
                     _reportTokens[reports] = socket.Token;
@@ -164,7 +195,10 @@ namespace WhereAllocation
         /// <summary>Puts <paramref name="socket"/>, entry <paramref name="index"/> of this wait, in the set for reading and/or writing. Under the list's lock.</summary>
         private protected abstract void AddToSet(int index, Socket socket, bool read, bool write);
 
-        /// <summary>Waits on the set; drains the wake-up socket if it was woken. Returns 0 or more, or -1 with <paramref name="error"/>.</summary>
+        /// <summary>
+        /// Waits on the set; drains the wake-up socket if it was woken. Returns 0 or more, or -1 with <paramref name="error"/>
+        /// when the call failed as a whole (the base builds the set again and retries at once).
+        /// </summary>
         private protected abstract int PollSet(int timeoutMilliseconds, out SocketError error);
 
         /// <summary>What entry <paramref name="index"/> (one <see cref="AddToSet"/> was called for) reported. Under the list's lock.</summary>
