@@ -189,4 +189,10 @@ load_end=$(uptime | sed -E 's/.*load average: *//')
 [ ${#rows[@]} -gt 0 ] || status=1
 echo
 echo "await-stress: $([ "$status" = 0 ] && echo passed || echo FAILED) ($dir/summary.md, logs in $logs)"
+# One line for ./test.sh's count: each row (a configuration's phase) is a check.
+ok_rows=0
+for row in "${rows[@]}"; do [[ $row == *"|ok" ]] && ok_rows=$((ok_rows + 1)); done
+failed_rows=$(( ${#rows[@]} - ok_rows ))
+[ "$status" = 0 ] || [ "$failed_rows" -gt 0 ] || failed_rows=1
+echo "$ok_rows passed, $failed_rows failed"
 exit "$status"
