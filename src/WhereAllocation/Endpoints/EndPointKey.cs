@@ -352,14 +352,11 @@ namespace WhereAllocation
         /// <summary>True when this is an IPv6 key whose address is IPv4-mapped (<c>::ffff:a.b.c.d</c>).</summary>
         public bool IsIPv4MappedToIPv6
         {
-            get
-            {
-                if (_family != FamilyV6 || _a0 != 0) return false;
-                Span<byte> b = stackalloc byte[8];
-                ulong a1 = _a1;
-                Store(b, a1);
-                return b[0] == 0 && b[1] == 0 && b[2] == 0xff && b[3] == 0xff; // bytes 8..11 of ::ffff:a.b.c.d
-            }
+            // Inlined on Mono too: every peer lookup asks it (Canonical). Bytes 8..11 of ::ffff:a.b.c.d are 00 00 ff ff, the
+            // low half of _a1 on a little-endian machine, the high half on a big-endian one; no stack buffer to clear.
+            [MethodImpl(MethodImplOptions.AggressiveInlining)]
+            get => _family == FamilyV6 && _a0 == 0
+                && (BitConverter.IsLittleEndian ? (uint)_a1 == 0xFFFF_0000u : (uint)(_a1 >> 32) == 0x0000_FFFFu);
         }
 
         /// <summary>The IPv4 key of an IPv4-mapped IPv6 key; an IPv4 key itself is returned unchanged.</summary>
@@ -393,6 +390,7 @@ namespace WhereAllocation
         /// The key as a dual-mode socket reports it: IPv4-mapped keys become IPv4 keys, others are
         /// unchanged. Two keys that name the same IPv4 sender are equal after this.
         /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public EndPointKey Canonical() => IsIPv4MappedToIPv6 ? MapToIPv4() : this;
 
         /// <summary>Writes the address bytes (4 or 16, network order) into <paramref name="destination"/> and returns how many.</summary>
