@@ -538,6 +538,7 @@ namespace WhereAllocation
         {
             SafeHandle handle = SocketHandles.Get(socket);
             bool socketAdded = false;
+            bool counted = false;
             try
             {
                 handle.DangerousAddRef(ref socketAdded); // throws ObjectDisposedException for a disposed socket
@@ -559,6 +560,13 @@ namespace WhereAllocation
                     int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
                     if (waited) NativeDatagramIO.PauseAfterEmptyReadiness(socket, handle); // readable, yet nothing came: no busy loop
+                    if (!counted)
+                    {
+                        // Counted as waiting until the handle is released (see NativeDatagramIO.Receive): a call on another thread
+                        // after a Dispose finds the socket disposed even while this one, woken, still holds the handle.
+                        SocketHandles.EnterWait();
+                        counted = true;
+                    }
                     if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;
                     waited = true;
                 }
@@ -566,6 +574,7 @@ namespace WhereAllocation
             finally
             {
                 if (socketAdded) handle.DangerousRelease();
+                if (counted) SocketHandles.ExitWait();
             }
         }
 

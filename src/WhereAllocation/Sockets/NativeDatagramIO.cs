@@ -119,6 +119,7 @@ namespace WhereAllocation
             long waitStart = 0;
             int timeout = 0;
             bool waited = false;
+            bool counted = false;
             try
             {
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
@@ -148,6 +149,10 @@ namespace WhereAllocation
                         timeout = s_os.ReceiveTimeoutMilliseconds(raw);
                         waitStart = Stopwatch.GetTimestamp();
                         waited = true;
+                        // Counted as waiting from here until the handle is released, not only inside each poll: a call on another
+                        // thread after a Dispose then finds the socket disposed even while this one, woken, still holds the handle.
+                        SocketHandles.EnterWait();
+                        counted = true;
                     }
                     else
                     {
@@ -160,6 +165,7 @@ namespace WhereAllocation
             finally
             {
                 if (added) handle.DangerousRelease();
+                if (counted) SocketHandles.ExitWait();
             }
 
             if (received >= 0)
