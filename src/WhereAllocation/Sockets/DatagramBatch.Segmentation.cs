@@ -167,6 +167,11 @@ namespace WhereAllocation
             return SendPlain(raw, start, _runStarts[1], out error);
         }
 
+        /// <summary>
+        /// One <c>sendmmsg</c> of slots <paramref name="start"/>..<paramref name="end"/>-1, each as itself; returns how many went.
+        /// When a datagram fails after others went, the kernel stops there without an error, and the next call, which starts at
+        /// that datagram, reports it.
+        /// </summary>
         private int SendPlain(IntPtr raw, int start, int end, out SocketError error)
         {
             int sent = NativeDatagramIO.Os.SendMany(raw, _messages + start, end - start, out error);

@@ -195,8 +195,10 @@ namespace WhereAllocation
         /// </summary>
         internal static int Send(Socket socket, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey to, bool wait = true)
         {
-            byte* address = stackalloc byte[SockaddrLayout.StorageSize];
-            int addressLength = to.WriteSockaddr(new Span<byte>(address, SockaddrLayout.StorageSize), Format);
+            // A struct local, not a stackalloc that Mono clears with a rep stos; the pointer write fills every byte it sends.
+            SockaddrStorage storage;
+            byte* address = (byte*)&storage;
+            int addressLength = to.WriteSockaddrAt(address, Format);
             bool dontRoute = (flags & SocketFlags.DontRoute) != 0;
             long sent;
             SocketError error;
@@ -211,22 +213,15 @@ namespace WhereAllocation
                 // 'ref readonly' signature and throws MissingMethodException; GetReference is safe everywhere.
                 fixed (byte* payload = &MemoryMarshal.GetReference(buffer))
                 {
-                    while (true)
+                    // The common case first: room in the send buffer, one call. Where the OS's send follows the socket's
+                    // blocking mode (Windows), a send that must not wait asks for room first, in the loop.
+                    if (wait || s_os.SendNeverWaits) sent = s_os.Send(raw, payload, buffer.Length, dontRoute, address, addressLength, out error);
+                    else
                     {
-                        // Where the OS's send follows the socket's blocking mode (Windows), a send that must not wait
-                        // asks for room first.
-                        if (!wait && !s_os.SendNeverWaits && s_os.Poll(raw, true, 0, out _, out _) == 0)
-                        {
-                            sent = -1;
-                            error = SocketError.WouldBlock;
-                            break;
-                        }
-                        sent = s_os.Send(raw, payload, buffer.Length, dontRoute, address, addressLength, out error);
-                        if (sent >= 0) break;
-                        if (error == SocketError.Interrupted) continue;
-                        if (error != SocketError.WouldBlock || !wait || !socket.Blocking) break;
-                        WaitUntil(socket, raw, handle, true, 0);
+                        sent = -1;
+                        error = SocketError.Interrupted; // not tried yet: the loop below does
                     }
+                    if (sent < 0) sent = SendAgain(socket, raw, handle, payload, buffer.Length, dontRoute, address, addressLength, wait, ref error);
                 }
             }
             finally
@@ -236,6 +231,34 @@ namespace WhereAllocation
             if (sent >= 0) return (int)sent;
             if (error == SocketError.WouldBlock && !wait) return (int)NothingQueued;
             throw Failure(socket, error);
+        }
+
+        /// <summary>
+        /// <see cref="Send"/> after a first try that did not go (or was not made): tries again after an interruption, waits for
+        /// room on a blocking socket when the caller may wait, and gives the bytes sent or -1 with the error.
+        /// </summary>
+        private static long SendAgain(Socket socket, IntPtr raw, SafeHandle handle, byte* payload, int size, bool dontRoute, byte* address, int addressLength, bool wait, ref SocketError error)
+        {
+            while (true)
+            {
+                if (error == SocketError.WouldBlock)
+                {
+                    if (!wait || !socket.Blocking) return -1;
+                    WaitUntil(socket, raw, handle, true, 0);
+                }
+                else if (error != SocketError.Interrupted)
+                {
+                    return -1;
+                }
+                // Where the OS's send follows the socket's blocking mode (Windows), a send that must not wait asks for room first.
+                if (!wait && !s_os.SendNeverWaits && s_os.Poll(raw, true, 0, out _, out _) == 0)
+                {
+                    error = SocketError.WouldBlock;
+                    return -1;
+                }
+                long sent = s_os.Send(raw, payload, size, dontRoute, address, addressLength, out error);
+                if (sent >= 0) return sent;
+            }
         }
 
         /// <summary>What a receive reports on a socket shut down for receiving: -1 with Shutdown.</summary>
