@@ -188,6 +188,50 @@ namespace WhereAllocation.Samples.DatagramServer
 
         private static Row Find(List<Row> rows, string receiver, int n) => rows.Find(r => r.Receiver == receiver && r.Senders == n)!;
 
+        /// <summary>scale.csv: runtime,receiver,n,rounds,cpu_ns_per_datagram_median,growth_to_first_n,bytes_per_datagram,lost,wrong_peer.</summary>
+        public static string Csv(List<Row> rows, List<int> counts, string runtime, int rounds)
+        {
+            var csv = new StringBuilder("runtime,receiver,n,rounds,cpu_ns_per_datagram_median,growth_to_first_n,bytes_per_datagram,lost,wrong_peer\n");
+            foreach (string r in Receivers)
+            {
+                foreach (int n in counts)
+                {
+                    Row row = Find(rows, r, n);
+                    string bytes = r.StartsWith("c-", StringComparison.Ordinal) ? "" : FrameCounters.BytesPerDatagram(row.Bytes, row.Datagrams);
+                    csv.Append(runtime + "," + r + "," + n.ToString(CultureInfo.InvariantCulture) + "," + rounds.ToString(CultureInfo.InvariantCulture) + ","
+                        + SendNative.Median(row.CpuNs).ToString("F0", CultureInfo.InvariantCulture) + "," + Growth(rows, r, n, counts[0]).ToString("F3", CultureInfo.InvariantCulture) + ","
+                        + bytes + "," + row.Lost.ToString(CultureInfo.InvariantCulture) + "," + row.Wrong.ToString(CultureInfo.InvariantCulture) + "\n");
+                }
+            }
+            return csv.ToString();
+        }
+
+        /// <summary>The many-peers table's line for the summary: each library row's growth from the first to the last N beyond its C receiver's.</summary>
+        public static string SummaryLine(List<Row> rows, List<int> counts, string runtime)
+        {
+            int first = counts[0], last = counts[counts.Count - 1];
+            long lost = 0, wrong = 0, bytes = 0, datagrams = 0;
+            foreach (Row r in rows)
+            {
+                lost += r.Lost;
+                wrong += r.Wrong;
+                if (!r.Receiver.StartsWith("c-", StringComparison.Ordinal))
+                {
+                    bytes += r.Bytes;
+                    datagrams += r.Datagrams;
+                }
+            }
+            double batch = Growth(rows, "library-batch+lookup", last, first), one = Growth(rows, "library+lookup", last, first);
+            double cBatch = Growth(rows, "c-recvmmsg", last, first), cOne = Growth(rows, "c-recvfrom", last, first);
+            double extra = SendNative.Median(Find(rows, "library-batch+lookup", last).CpuNs) - SendNative.Median(Find(rows, "library-batch+lookup", first).CpuNs);
+            return "many peers, " + runtime + ": from N = " + first + " to " + last.ToString("N0", CultureInfo.InvariantCulture) + " distinct senders the batch + PeerTable lookup grows "
+                + (batch / cBatch).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg's growth (target <= 1.15; "
+                + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatch.ToString("F2", CultureInfo.InvariantCulture) + ", "
+                + (extra >= 0 ? "+" : "") + extra.ToString("F0", CultureInfo.InvariantCulture) + " ns per datagram), the one-call receive + lookup "
+                + (one / cOne).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's; "
+                + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost, " + wrong + " wrong peer";
+        }
+
         private static double Growth(List<Row> rows, string receiver, int n, int baseline) =>
             SendNative.Median(Find(rows, receiver, n).CpuNs) / SendNative.Median(Find(rows, receiver, baseline).CpuNs);
 

@@ -34,7 +34,7 @@ namespace WhereAllocation.Samples.DatagramServer
             BurstScenario.AppendCsv(csv, bursts, options.RuntimeLabel, options.Rounds);
             File.WriteAllText(Path.Combine(output, "send.csv"), csv.ToString());
             // One line per table for the README's headline (./demo.sh prints them together at its end).
-            string runtime = Machine.RuntimeDescription + ", load " + Machine.LoadAverage;
+            string runtime = Machine.RuntimeShort + ", load " + Machine.LoadAverage;
             File.WriteAllText(Path.Combine(output, "send-summary.txt"),
                 FanoutScenario.SummaryLine(rows, options.PeerCounts, runtime) + "\n" + BurstScenario.SummaryLine(bursts, runtime) + "\n");
             Console.WriteLine();
