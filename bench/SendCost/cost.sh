@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The library's send cost in user-mode instructions per datagram, from callgrind: the number that does not move with this
-# shared machine's load. Each form runs twice, with n1 and n2 datagrams; the difference of the two totals over the difference
-# of the datagrams is one datagram's send (the kernel's work is not counted). Forms (bench/SendCost/Program.cs): sendto (bare
+# shared machine's load. Each form runs once: the program sends n datagrams to compile everything, marks the start (a call of
+# getpgrp, which callgrind is told to dump and zero its counts before), sends n more and marks the end; the second dump's
+# count over n is one datagram's send (the kernel's work is not counted). Forms (bench/SendCost/Program.cs): sendto (bare
 # P/Invoke), key and endpoint (SendTo_NonAlloc's key and IPEndPointNonAlloc forms), sendmmsg1 (bare sendmmsg of one message),
 # batch1 (a DatagramBatch of one datagram: TryAdd, Send, Clear), sendmmsg64 and batch64 (64 a call).
 # Usage: bash bench/SendCost/cost.sh [--runtimes "mono coreclr"] [--forms "sendto key ..."] [--check]
-# --check (test.sh, about 30 s): Mono, the four one-datagram forms, and fails when the library's sends grow past their budgets
+# --check (test.sh, about 25 s): Mono, the four one-datagram forms, and fails when the library's sends grow past their budgets
 # over the bare calls (the cost measured when the budget was set, plus about 10%).
 # Mono is the judge: under valgrind CoreCLR's JIT compiles many methods (the library's among them) with MinOpts instead of
 # fully optimised (DOTNET_JitDisasmSummary=1 shows it), so a CoreCLR count describes code that normal runs do not execute;
@@ -21,26 +22,24 @@ while [ $# -gt 0 ]; do
     *) echo "usage: cost.sh [--runtimes \"mono coreclr\"] [--forms \"...\"] [--check]" >&2; exit 2 ;;
   esac
 done
-budget_key=600     # Mono: SendTo_NonAlloc(key) over the bare sendto; measured +540 on 2026-11-26 (was +1140 before the send was cut)
-budget_batch1=780  # Mono: a batch of one over the bare sendmmsg of one; measured +706 (was +1652)
-n1=1280; n2=3840
+budget_key=600     # Mono: SendTo_NonAlloc(key) over the bare sendto; measured +540 on 2026-11-26 (main before the send was cut: +1166)
+budget_batch1=780  # Mono: a batch of one over the bare sendmmsg of one; measured +705 (main: +1653)
+n=2560
 out=$(mktemp -d /tmp/send-cost.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 dotnet build bench/SendCost -c Release -v quiet -nologo >"$out/build.txt" 2>&1 || { cat "$out/build.txt"; echo "0 passed, 1 failed"; exit 1; }
 declare -A cost
-# One form on one runtime: two callgrind runs, in the background (two CPUs), the main thread's count kept.
+# One form on one runtime: one callgrind run, the main thread's count between the two marks kept.
 measure() {
-  local runtime=$1 form=$2 n
-  for n in $n1 $n2; do
-    if [ "$runtime" = mono ]; then
-      valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/$runtime.$form.$n" \
-        mono bench/SendCost/bin/Release/netstandard2.1/SendCost.dll "$n" "$form" >"$out/$runtime.$form.$n.log" 2>&1
-    else
-      # W^X off: valgrind cannot follow CoreCLR's double-mapped code pages.
-      DOTNET_EnableWriteXorExecute=0 valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out/$runtime.$form.$n" \
-        dotnet bench/SendCost/bin/Release/net10.0/SendCost.dll "$n" "$form" >"$out/$runtime.$form.$n.log" 2>&1
-    fi || { echo "FAILED: $runtime $form with $n datagrams"; cat "$out/$runtime.$form.$n.log"; return 1; }
-  done
+  local runtime=$1 form=$2
+  if [ "$runtime" = mono ]; then
+    valgrind --tool=callgrind --separate-threads=yes --dump-before=getpgrp --callgrind-out-file="$out/$runtime.$form" \
+      mono bench/SendCost/bin/Release/netstandard2.1/SendCost.dll "$n" "$form" >"$out/$runtime.$form.log" 2>&1
+  else
+    # W^X off: valgrind cannot follow CoreCLR's double-mapped code pages.
+    DOTNET_EnableWriteXorExecute=0 valgrind --tool=callgrind --separate-threads=yes --dump-before=getpgrp --callgrind-out-file="$out/$runtime.$form" \
+      dotnet bench/SendCost/bin/Release/net10.0/SendCost.dll "$n" "$form" >"$out/$runtime.$form.log" 2>&1
+  fi || { echo "FAILED: $runtime $form"; cat "$out/$runtime.$form.log"; return 1; }
 }
 for runtime in $runtimes; do
   pids=()
@@ -50,9 +49,10 @@ for runtime in $runtimes; do
   done
   for p in "${pids[@]}"; do wait "$p" || { echo "0 passed, 1 failed"; exit 1; }; done
   for form in $forms; do
-    t1=$(grep -m1 '^summary:' "$out/$runtime.$form.$n1-01" | awk '{print $2}')
-    t2=$(grep -m1 '^summary:' "$out/$runtime.$form.$n2-01" | awk '{print $2}')
-    cost[$runtime.$form]=$(( (t2 - t1) / (2 * (n2 - n1)) ))
+    # Dump 1 is everything before the first mark, dump 2 the measured round (main thread: -01).
+    total=$(grep -m1 '^summary:' "$out/$runtime.$form.2-01" 2>/dev/null | awk '{print $2}')
+    [ -n "$total" ] || { echo "FAILED: no measured part for $runtime $form"; echo "0 passed, 1 failed"; exit 1; }
+    cost[$runtime.$form]=$(( total / n ))
   done
   line="$runtime:"
   for form in $forms; do line="$line $form ${cost[$runtime.$form]}"; done
