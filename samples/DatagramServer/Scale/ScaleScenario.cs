@@ -15,15 +15,17 @@ namespace WhereAllocation.Samples.DatagramServer
     /// fill the receive queue, round-robin, so that no two datagrams in a row come from the same sender (for N > 1); then one
     /// receiver drains it alone and its CPU time per datagram is measured. The library's receivers look every sender up in a
     /// PeerTable holding all N (the work every server does), and check that the peer found is the one that sent; the floors
-    /// are bare recvfrom / recvmmsg P/Invokes that take the sender's address and do nothing with it; the C rows are
-    /// bench/native's wa-recv --drain --read-sender (no check of the contents). The ratio to N = 1 tells the library's growth
-    /// from the kernel's.
+    /// are bare recvfrom / recvmmsg P/Invokes that take the sender's address and do nothing with it (and raw-recvmmsg+lookup
+    /// a one-word open-addressing table after them); library-batch+bare-lookup puts that one-word table after the library's batch
+    /// instead of the PeerTable, which tells the memory a table of N peers costs in the library's loop from the PeerTable's own
+    /// cost; the C rows are bench/native's wa-recv --drain --read-sender (no check of the contents). The ratio to N = 1 tells
+    /// the library's growth from the kernel's.
     /// </summary>
     internal static unsafe class ScaleScenario
     {
         public static readonly string[] Receivers =
         {
-            "library+lookup", "library-batch+lookup", "library-batch", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup", "c-recvfrom", "c-recvmmsg",
+            "library+lookup", "library-batch+lookup", "library-batch", "library-batch+bare-lookup", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup", "c-recvfrom", "c-recvmmsg",
         };
 
         public const int Size = 64;
@@ -180,7 +182,9 @@ namespace WhereAllocation.Samples.DatagramServer
                     + ", library-batch+lookup / raw-recvmmsg "
                     + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
                     + "; against the floor with the least lookup (the memory a table of N peers costs, which any server pays): library-batch+lookup / raw-recvmmsg+lookup "
-                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg+lookup", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture) + ".\n");
+                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg+lookup", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + "; the least lookup (a one-word table) after the library's batch instead of the PeerTable: library-batch+bare-lookup / c-recvmmsg "
+                    + (Growth(rows, "library-batch+bare-lookup", last, counts[0]) / Growth(rows, "c-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture) + ".\n");
             }
             text.Append("\n(" + fill.ToString("N0", CultureInfo.InvariantCulture) + " datagrams of " + Size + " bytes per fill, one fill per row and round, sent round-robin by min(N, fill) of the N senders, starting where the last round stopped)\n");
             return text.ToString();
@@ -222,12 +226,14 @@ namespace WhereAllocation.Samples.DatagramServer
                 }
             }
             double batch = Growth(rows, "library-batch+lookup", last, first), one = Growth(rows, "library+lookup", last, first);
+            double bare = Growth(rows, "library-batch+bare-lookup", last, first);
             double cBatch = Growth(rows, "c-recvmmsg", last, first), cOne = Growth(rows, "c-recvfrom", last, first);
             double extra = SendNative.Median(Find(rows, "library-batch+lookup", last).CpuNs) - SendNative.Median(Find(rows, "library-batch+lookup", first).CpuNs);
             return "many peers, " + runtime + ": from N = " + first + " to " + last.ToString("N0", CultureInfo.InvariantCulture) + " distinct senders the batch + PeerTable lookup grows "
                 + (batch / cBatch).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg's growth (target <= 1.15; "
                 + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatch.ToString("F2", CultureInfo.InvariantCulture) + ", "
-                + (extra >= 0 ? "+" : "") + extra.ToString("F0", CultureInfo.InvariantCulture) + " ns per datagram), the one-call receive + lookup "
+                + (extra >= 0 ? "+" : "") + extra.ToString("F0", CultureInfo.InvariantCulture) + " ns per datagram; a one-word table in its place "
+                + (bare / cBatch).ToString("F2", CultureInfo.InvariantCulture) + "x), the one-call receive + lookup "
                 + (one / cOne).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's; "
                 + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost, " + wrong + " wrong peer";
         }
@@ -429,6 +435,28 @@ namespace WhereAllocation.Samples.DatagramServer
                                 got += n;
                             }
                             if (sum == 0) wrong++; // no sender has port 0
+                            break;
+                        }
+                    case "library-batch+bare-lookup": // the batch's keys looked up in the least table: what the memory costs in the library's loop
+                        {
+                            Span<byte> address = stackalloc byte[16];
+                            while (true)
+                            {
+                                int n = _batch.Receive(_socket);
+                                if (n == 0) break;
+                                using (DatagramBatch.Reader reader = _batch.BeginRead())
+                                {
+                                    for (int i = 0; i < n; i++)
+                                    {
+                                        ReadOnlySpan<byte> datagram = reader.GetDatagram(i, out EndPointKey from);
+                                        from.TryWriteAddressBytes(address, out _);
+                                        int port = from.Port;
+                                        ulong word = ((ulong)MemoryMarshal.Read<uint>(address) << 16) | (ushort)((port >> 8) | ((port & 0xff) << 8));
+                                        if (_bare.Find(word) != MemoryMarshal.Read<int>(datagram.Slice(4))) wrong++;
+                                    }
+                                }
+                                got += n;
+                            }
                             break;
                         }
                     case "raw-recvmmsg+lookup": // the least lookup: sender address and port as one word, a bare open-addressing table
