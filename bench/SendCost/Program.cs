@@ -13,12 +13,14 @@ namespace WhereAllocation.Bench.SendCost
     /// differ by what runs in the process only. Forms: sendto (a bare sendto P/Invoke on the descriptor), key
     /// (SendTo_NonAlloc(buffer, 0, n, None, EndPointKey)), endpoint (the same with an IPEndPointNonAlloc), sendmmsg1 (a bare
     /// sendmmsg P/Invoke of one message), batch1 (a DatagramBatch of one slot: TryAdd in place, Send, Clear: one datagram per
-    /// tick), sendmmsg64 and batch64 (64 datagrams a call, per datagram). Nothing receives: the datagrams the receiving socket
-    /// cannot queue are dropped by the kernel, which the user-mode count does not see. Linux only.
+    /// tick), sendmmsg64 and batch64 (64 datagrams a call, per datagram), gso8 (a bare sendmsg P/Invoke of a burst of 8
+    /// datagrams of 1472 bytes with UDP_SEGMENT, one iovec each, per datagram) and batchgso8 (the same burst through a batch
+    /// with segmentation offload: 8 TryAdd, Send, Clear). Nothing receives: the datagrams the receiving socket cannot queue
+    /// are dropped by the kernel, which the user-mode count does not see. Linux only.
     /// </summary>
     internal static unsafe class Program
     {
-        private static readonly string[] Forms = { "sendto", "key", "endpoint", "sendmmsg1", "batch1", "sendmmsg64", "batch64" };
+        private static readonly string[] Forms = { "sendto", "key", "endpoint", "sendmmsg1", "batch1", "sendmmsg64", "batch64", "gso8", "batchgso8" };
 
         [DllImport("libc", EntryPoint = "sendto", SetLastError = true)]
         private static extern nint SendTo(int socket, byte* buffer, nuint length, int flags, byte* address, uint addressLength);
@@ -27,6 +29,9 @@ namespace WhereAllocation.Bench.SendCost
         // two marks is exactly the measured round. A C library call nothing else in the process makes.
         [DllImport("libc", EntryPoint = "getpgrp")]
         private static extern int Mark();
+
+        [DllImport("libc", EntryPoint = "sendmsg", SetLastError = true)]
+        private static extern nint SendMsg(int socket, MMsgHdr* message, int flags);
 
         [DllImport("libc", EntryPoint = "sendmmsg", SetLastError = true)]
         private static extern int SendMMsg(int socket, MMsgHdr* messages, uint count, int flags);
@@ -96,6 +101,30 @@ namespace WhereAllocation.Bench.SendCost
                 messages[i].IovLength = 1;
             }
 
+            // The bursts: 8 datagrams of 1472 bytes, one iovec each, with a UDP_SEGMENT control message (SOL_UDP 17, type 103).
+            const int Mtu = 1472, Burst = 8;
+            byte* burstData = stackalloc byte[Burst * Mtu];
+            IoVec* burstIovecs = stackalloc IoVec[Burst];
+            for (int i = 0; i < Burst; i++)
+            {
+                burstIovecs[i].Base = burstData + i * Mtu;
+                burstIovecs[i].Length = Mtu;
+            }
+            byte* control = stackalloc byte[24];
+            for (int i = 0; i < 24; i++) control[i] = 0;
+            *(ulong*)control = 18;          // cmsg_len: CMSG_LEN(2)
+            *(int*)(control + 8) = 17;      // SOL_UDP
+            *(int*)(control + 12) = 103;    // UDP_SEGMENT
+            *(ushort*)(control + 16) = Mtu;
+            MMsgHdr burst = default;
+            burst.Name = name;
+            burst.NameLength = 16;
+            burst.Iov = burstIovecs;
+            burst.IovLength = Burst;
+            burst.Control = control;
+            burst.ControlLength = 24;       // CMSG_SPACE(2)
+            using var bursts = new DatagramBatch(64, Mtu);
+
             long sent = 0;
             for (int round = 0; round < 2; round++)
             {
@@ -146,6 +175,25 @@ namespace WhereAllocation.Bench.SendCost
                             {
                                 for (int k = 0; k < 64; k++) data[k * Size] = (byte)k;
                                 if (SendMMsg(descriptor, messages, 64, 0) != 64) return Fail("sendmmsg failed: errno " + Marshal.GetLastWin32Error());
+                            }
+                            break;
+                        case "gso8":
+                            for (int i = 0; i < count; i += Burst)
+                            {
+                                for (int k = 0; k < Burst; k++) burstData[k * Mtu] = (byte)k;
+                                if (SendMsg(descriptor, &burst, 0) != Burst * Mtu) return Fail("sendmsg failed: errno " + Marshal.GetLastWin32Error());
+                            }
+                            break;
+                        case "batchgso8":
+                            for (int i = 0; i < count; i += Burst)
+                            {
+                                for (int k = 0; k < Burst; k++)
+                                {
+                                    bursts.TryAdd(Mtu, key, out Span<byte> slot);
+                                    slot[0] = (byte)k;
+                                }
+                                if (bursts.Send(sender) != Burst) return Fail("the batch did not send the burst");
+                                bursts.Clear();
                             }
                             break;
                         case "batch64":
