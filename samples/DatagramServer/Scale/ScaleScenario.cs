@@ -174,19 +174,20 @@ namespace WhereAllocation.Samples.DatagramServer
             if (last != counts[0])
             {
                 text.Append("\nGrowth to N = " + last.ToString("N0", CultureInfo.InvariantCulture) + " beyond the C receiver's on the same traffic (target <= 1.15): library+lookup / c-recvfrom "
-                    + (Growth(rows, "library+lookup", last, counts[0]) / Growth(rows, "c-recvfrom", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library+lookup", "c-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + ", library-batch+lookup / c-recvmmsg "
-                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "c-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library-batch+lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + "; against the bare P/Invoke floors: library+lookup / raw-recvfrom "
-                    + (Growth(rows, "library+lookup", last, counts[0]) / Growth(rows, "raw-recvfrom", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library+lookup", "raw-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + ", library-batch+lookup / raw-recvmmsg "
-                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library-batch+lookup", "raw-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + "; against the floor with the least lookup (the memory a table of N peers costs, which any server pays): library-batch+lookup / raw-recvmmsg+lookup "
-                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg+lookup", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library-batch+lookup", "raw-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + "; the least lookup (a one-word table) after the library's batch instead of the PeerTable: library-batch+bare-lookup / c-recvmmsg "
-                    + (Growth(rows, "library-batch+bare-lookup", last, counts[0]) / Growth(rows, "c-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture) + ".\n");
+                    + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture) + ".\n");
             }
-            text.Append("\n(" + fill.ToString("N0", CultureInfo.InvariantCulture) + " datagrams of " + Size + " bytes per fill, one fill per row and round, sent round-robin by min(N, fill) of the N senders, starting where the last round stopped)\n");
+            text.Append("\n(" + fill.ToString("N0", CultureInfo.InvariantCulture) + " datagrams of " + Size + " bytes per fill, one fill per row and round, sent round-robin by min(N, fill) of the N senders, starting where the last round stopped; "
+                + "the growths are medians over the rounds of each round's ratio, and a growth beyond another row's the median of the rounds' quotients)\n");
             return text.ToString();
         }
 
@@ -225,21 +226,40 @@ namespace WhereAllocation.Samples.DatagramServer
                     datagrams += r.Datagrams;
                 }
             }
-            double batch = Growth(rows, "library-batch+lookup", last, first), one = Growth(rows, "library+lookup", last, first);
-            double bare = Growth(rows, "library-batch+bare-lookup", last, first);
-            double cBatch = Growth(rows, "c-recvmmsg", last, first), cOne = Growth(rows, "c-recvfrom", last, first);
+            double batch = Growth(rows, "library-batch+lookup", last, first), cBatch = Growth(rows, "c-recvmmsg", last, first);
             double extra = SendNative.Median(Find(rows, "library-batch+lookup", last).CpuNs) - SendNative.Median(Find(rows, "library-batch+lookup", first).CpuNs);
             return "many peers, " + runtime + ": from N = " + first + " to " + last.ToString("N0", CultureInfo.InvariantCulture) + " distinct senders the batch + PeerTable lookup grows "
-                + (batch / cBatch).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg's growth (target <= 1.15; "
+                + Beyond(rows, "library-batch+lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg's growth (target <= 1.15; "
                 + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatch.ToString("F2", CultureInfo.InvariantCulture) + ", "
                 + (extra >= 0 ? "+" : "") + extra.ToString("F0", CultureInfo.InvariantCulture) + " ns per datagram; a one-word table in its place "
-                + (bare / cBatch).ToString("F2", CultureInfo.InvariantCulture) + "x), the one-call receive + lookup "
-                + (one / cOne).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's; "
+                + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x), the one-call receive + lookup "
+                + Beyond(rows, "library+lookup", "c-recvfrom", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's; "
                 + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost, " + wrong + " wrong peer";
         }
 
-        private static double Growth(List<Row> rows, string receiver, int n, int baseline) =>
-            SendNative.Median(Find(rows, receiver, n).CpuNs) / SendNative.Median(Find(rows, receiver, baseline).CpuNs);
+        /// <summary>
+        /// The row's growth from <paramref name="baseline"/> senders to <paramref name="n"/>: the median over the rounds of the
+        /// round's ratio (both figures of a round are measured within a second of each other, so a slow spell of the machine
+        /// that spans rounds cancels out).
+        /// </summary>
+        private static double Growth(List<Row> rows, string receiver, int n, int baseline)
+        {
+            Row at = Find(rows, receiver, n), from = Find(rows, receiver, baseline);
+            var ratios = new List<double>();
+            for (int i = 0; i < Math.Min(at.CpuNs.Count, from.CpuNs.Count); i++) ratios.Add(at.CpuNs[i] / from.CpuNs[i]);
+            return SendNative.Median(ratios);
+        }
+
+        /// <summary>The median over the rounds of the round's growth of <paramref name="receiver"/> over that of <paramref name="reference"/>.</summary>
+        private static double Beyond(List<Row> rows, string receiver, string reference, int n, int baseline)
+        {
+            Row at = Find(rows, receiver, n), from = Find(rows, receiver, baseline);
+            Row refAt = Find(rows, reference, n), refFrom = Find(rows, reference, baseline);
+            var ratios = new List<double>();
+            int rounds = Math.Min(Math.Min(at.CpuNs.Count, from.CpuNs.Count), Math.Min(refAt.CpuNs.Count, refFrom.CpuNs.Count));
+            for (int i = 0; i < rounds; i++) ratios.Add(at.CpuNs[i] / from.CpuNs[i] / (refAt.CpuNs[i] / refFrom.CpuNs[i]));
+            return SendNative.Median(ratios);
+        }
 
         /// <summary>The least a lookup can be: one word per key, linear probing, a multiplicative hash (not flood resistant).</summary>
         private sealed class BareTable
