@@ -2,7 +2,7 @@
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
 # against a Debug build of the library, the same suite on Mono (SGen) and on Mono with the Boehm collector, the dispose-race tests again on both
 # runtimes with glibc unmapping freed blocks at once, the same suite on the win-x64 runtime under Wine (the
-# library's Windows branch), the native leak check under valgrind, the receive's instruction budget on Mono under callgrind,
+# library's Windows branch), the native leak check under valgrind, the receive's and the send's instruction budgets on Mono under callgrind,
 # the C reference programs' loopback self-test, the datagram server sample's invariants on both
 # runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT, ILLink-trimmed on Mono, the library built as
 # Unity builds it for each target family and run on Mono as IL2CPP would see the OS). Ends with one
@@ -115,6 +115,11 @@ echo "== The library's receive cost on Mono in instructions per datagram, under 
 bash bench/ReceiveCost/cost.sh 2>&1 | tee "$log/receive-cost.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(receive-cost)
 count_summary "$log/receive-cost.txt"
+
+echo "== The library's send cost on Mono in instructions per datagram, under callgrind (bench/SendCost)"
+bash bench/SendCost/cost.sh --check 2>&1 | tee "$log/send-cost.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(send-cost)
+count_summary "$log/send-cost.txt"
 
 echo "== C reference programs: self-test"
 bash bench/native/selftest.sh 2>&1 | tee "$log/native.txt"

@@ -197,5 +197,31 @@ run_pair shards-2-recvfrom-mmsg-sender \
     '[ "$oor" = 0 ] && [ "$drops" = 0 ] && [ "$received" = 4000 ] && [ "$(key "$rline" shard_received | tr , "\n" | grep -c "^[1-9]")" = 2 ]' \
     wa-shards
 
+# wa-fanout and wa-burst check every datagram at its destination themselves and exit 3 when one is missing or wrong:
+# each method once, small, with the counts they report checked too
+for args in "fanout sendto" "fanout sendmmsg"; do
+    set -- $args
+    echo "== fanout-$2"
+    line=$(timeout 60 "$bin/wa-fanout" --dests 50 --ticks 20 --chunk 4 --method "$2" 2>"$tmp/fanout.err"); status=$?
+    if [ "$status" = 0 ] && [ "$(key "$line" datagrams)" = 1000 ] && [ "$(key "$line" lost)" = 0 ] && [ "$(key "$line" wrong)" = 0 ]; then
+        ok "fanout-$2"
+    else
+        bad "fanout-$2" "exit $status: $line $(cat "$tmp/fanout.err")"
+    fi
+done
+for args in "8 gso" "8 sendmmsg" "64 gso" "64 sendmmsg"; do
+    set -- $args
+    echo "== burst-$1-$2"
+    line=$(timeout 60 "$bin/wa-burst" --burst "$1" --count 1024 --method "$2" 2>"$tmp/burst.err"); status=$?
+    if [ "$status" = 0 ] && [ "$(key "$line" datagrams)" = 1024 ] && [ "$(key "$line" lost)" = 0 ] && [ "$(key "$line" wrong)" = 0 ] \
+        && [ "$(key "$line" burst)" = "$1" ] && [ "$(key "$line" cpu_ns)" -gt 0 ]; then
+        ok "burst-$1-$2"
+    else
+        bad "burst-$1-$2" "exit $status: $line $(cat "$tmp/burst.err")"
+    fi
+done
+# bad options are refused with exit 2
+timeout 10 "$bin/wa-burst" --burst 65 --count 10 >/dev/null 2>&1; [ $? = 2 ] && ok "burst-refuses-65" || bad "burst-refuses-65" "not exit 2"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

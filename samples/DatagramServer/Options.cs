@@ -23,6 +23,7 @@ namespace WhereAllocation.Samples.DatagramServer
         public const long DefaultStreamCount = 2_000_000;
         public const long DefaultDrainCount = 60_000;
         public const int DefaultDrainRounds = 5;
+        public const int DefaultSendScaleRounds = 9;
 
         public long Count { get; private set; }
         public int Size { get; private set; } = 64;
@@ -73,12 +74,13 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
                      stream: the C sender saturates the receiver while it reads
                      send:   the send half: one datagram per tick to each of --peers destinations (library
                              one-call and batch, bare P/Invoke, bench/native's wa-fanout), then bursts to
-                             one peer with segmentation offload on and off; writes send.md
+                             one peer with segmentation offload on and off beside C's (bench/native's
+                             wa-burst); writes send.md, send.csv and send-summary.txt
                      scale:  drain mode from --peers distinct senders, each datagram's sender looked up in a
-                             PeerTable; writes scale.md
+                             PeerTable; writes scale.md, scale.csv and scale-summary.txt
   --rounds K         interleaved rounds: every method once per round, in the same order (method A, B, C,
                      ..., A, B, C, ...); the tables give each method's median and spread over the rounds
-                     (default 5 in drain mode, 1 in stream mode)
+                     (default 5 in drain mode, 9 in send and scale mode, 1 in stream mode)
   --methods LIST     comma-separated rows to run (default: all this runtime can run):
                      alloc-baseline, managed-nonalloc, library, library-batch,
                      dotnet-socketaddress, raw-pinvoke and raw-recvmmsg (for scale: the least a
@@ -183,7 +185,9 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                 }
             }
             if (!countGiven) o.Count = o.Mode == RunMode.Drain ? DefaultDrainCount : DefaultStreamCount;
-            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Stream ? 1 : DefaultDrainRounds;
+            // Send and scale: rows of a few milliseconds each, whose rounds on a shared machine spread by a tenth or more; nine
+            // rounds keep their medians steady and both runs under a minute per runtime on an idle 2-CPU machine.
+            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Stream ? 1 : o.Mode == RunMode.Send || o.Mode == RunMode.Scale ? DefaultSendScaleRounds : DefaultDrainRounds;
             if (o.BufferSize <= o.Size) throw new ArgumentException("--buffer must be larger than --size, so that a longer datagram shows up as cut");
             return o;
         }

@@ -9,7 +9,9 @@
 #   a median and spread per method in summary.csv and a row per method and round in rounds.csv,
 #   bytes_per_datagram = 0 and gen0 = 0 for the library rows (library-async included) and the library's shards,
 #   the seed's async loop seen allocating, every shard of a group given datagrams, both shard receivers at every
-#   shard count, and 0 B/frame in the library tick; then the frame-time mode briefly on CoreCLR, Mono and mono-boehm.
+#   shard count, and 0 B/frame in the library tick; then --mode send and --mode scale briefly on CoreCLR and Mono (every row,
+#   nothing lost, no wrong peer, 0 B/datagram in the library's rows, the summary lines with their ratios); then the frame-time
+#   mode briefly on CoreCLR, Mono and mono-boehm.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 count=${COUNT:-12000}
@@ -151,6 +153,52 @@ for runtime in coreclr mono; do
   for m in library library-batch; do
     check "$runtime stream $m: bytes_per_datagram = 0, gen0 = 0" equals "$(field "$sdir/results.csv" $m bytes_per_datagram),$(field "$sdir/results.csv" $m gen0)" "0,0"
   done
+done
+
+# The send half and many peers (--mode send, --mode scale), briefly, on CoreCLR and Mono: the structure of what they write,
+# every row present, nothing lost, no wrong peer, 0 B per datagram in the library's rows, and the summary lines with their
+# ratios. Speed is not checked.
+send_header='runtime,table,sender,n,rounds,cpu_ns_per_datagram_median,bytes_per_datagram,lost'
+scale_header='runtime,receiver,n,rounds,cpu_ns_per_datagram_median,growth_to_first_n,bytes_per_datagram,lost,wrong_peer'
+for runtime in coreclr mono; do
+  case $runtime in
+    coreclr) run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll) ;;
+    mono) run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
+  esac
+  sdir="$out/$runtime-send"
+  timeout 180 "${run[@]}" --mode send --peers 1,100 --rounds 2 --out "$sdir" >"$out/$runtime-send.txt" 2>&1
+  status=$?
+  tail -n 4 "$out/$runtime-send.txt"
+  f="$sdir/send.csv"
+  check "$runtime send: exit 0 (nothing lost)" equals "$status" 0
+  check "$runtime send: send.csv has exactly its header" equals "$(head -n 1 "$f" 2>/dev/null)" "$send_header"
+  check "$runtime send: the fan-out rows, 7 senders at N = 1 and 100" equals "$(awk -F, '$2 == "fanout"' "$f" 2>/dev/null | cut -d, -f3,4 | LC_ALL=C sort | tr '\n' ' ')" \
+    "c-sendmmsg,1 c-sendmmsg,100 c-sendto,1 c-sendto,100 library-batch,1 library-batch,100 library-sendto-endpoint,1 library-sendto-endpoint,100 library-sendto-key,1 library-sendto-key,100 raw-sendmmsg,1 raw-sendmmsg,100 raw-sendto,1 raw-sendto,100 "
+  check "$runtime send: the burst rows, library with and without offload and C's two, at 8, 16 and 64" equals \
+    "$(awk -F, '$2 == "burst"' "$f" 2>/dev/null | cut -d, -f3,4 | LC_ALL=C sort -t, -k1,1 -k2,2n | tr '\n' ' ')" \
+    "c-gso,8 c-gso,16 c-gso,64 c-sendmmsg,8 c-sendmmsg,16 c-sendmmsg,64 library-offload,8 library-offload,16 library-offload,64 library-plain,8 library-plain,16 library-plain,64 "
+  check "$runtime send: lost = 0 in every row, a CPU figure in every row" awk -F, 'NR > 1 && ($8 != "0" || !($6 > 0)) { bad = 1 } NR > 1 { n++ } END { exit bad || n != 26 }' "$f"
+  check "$runtime send: 0 B per datagram in every library row" awk -F, 'NR > 1 && $3 ~ /^library/ && $7 != "0" { bad = 1 } END { exit bad }' "$f"
+  check "$runtime send: the summary's send and offload lines, with their ratios and targets" grep -Eq \
+    "^send, .*DatagramBatch [0-9]+\.[0-9]+x C sendmmsg.*target >= 0\.9.*SendTo_NonAlloc [0-9]+\.[0-9]+x .*0 B/datagram, 0 lost" "$sdir/send-summary.txt"
+  check "$runtime send: the offload line has the library's, C's and the library-against-C ratios per burst" grep -Eq \
+    "^offload, .*library [0-9.]+/[0-9.]+/[0-9.]+ \(target >= 2\), C's own \(sendmmsg / UDP_SEGMENT\) [0-9.]+/[0-9.]+/[0-9.]+; .*offload [0-9.]+/[0-9.]+/[0-9.]+, without [0-9.]+/[0-9.]+/[0-9.]+; 0 B/datagram, 0 lost" "$sdir/send-summary.txt"
+  check "$runtime send: the coalesced receive gave back every datagram" grep -q " 0 wrong, 0 missing" "$sdir/send.md"
+
+  cdir="$out/$runtime-scale"
+  timeout 180 "${run[@]}" --mode scale --peers 1,100 --rounds 2 --drain-round 2000 --out "$cdir" >"$out/$runtime-scale.txt" 2>&1
+  status=$?
+  tail -n 3 "$out/$runtime-scale.txt"
+  f="$cdir/scale.csv"
+  check "$runtime scale: exit 0 (nothing lost, no wrong peer)" equals "$status" 0
+  check "$runtime scale: scale.csv has exactly its header" equals "$(head -n 1 "$f" 2>/dev/null)" "$scale_header"
+  check "$runtime scale: every receiver at N = 1 and 100" equals "$(tail -n +2 "$f" 2>/dev/null | cut -d, -f2,3 | LC_ALL=C sort | tr '\n' ' ')" \
+    "c-recvfrom,1 c-recvfrom,100 c-recvmmsg,1 c-recvmmsg,100 library+lookup,1 library+lookup,100 library-batch+bare-lookup,1 library-batch+bare-lookup,100 library-batch+lookup,1 library-batch+lookup,100 library-batch,1 library-batch,100 raw-recvfrom,1 raw-recvfrom,100 raw-recvmmsg+lookup,1 raw-recvmmsg+lookup,100 raw-recvmmsg,1 raw-recvmmsg,100 "
+  check "$runtime scale: lost = 0 and no wrong peer in every row, a CPU figure and a growth in every row" awk -F, \
+    'NR > 1 && ($8 != "0" || $9 != "0" || !($5 > 0) || !($6 > 0)) { bad = 1 } END { exit bad }' "$f"
+  check "$runtime scale: 0 B per datagram in every library row" awk -F, 'NR > 1 && $2 ~ /^library/ && $7 != "0" { bad = 1 } END { exit bad }' "$f"
+  check "$runtime scale: the summary's many-peers line, with its ratio and target" grep -Eq \
+    "^many peers, .*grows [0-9]+\.[0-9]+x beyond C recvmmsg's growth \(target <= 1\.15; .*0 B/datagram, 0 lost, 0 wrong peer" "$cdir/scale-summary.txt"
 done
 
 # The frame-time mode, briefly, on the three runtimes (Boehm included): the structure of what it writes, nothing lost,

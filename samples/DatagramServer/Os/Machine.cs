@@ -14,6 +14,17 @@ namespace WhereAllocation.Samples.DatagramServer
 
         public static string RuntimeDescription => (IsMono ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + ")";
 
+        /// <summary>The runtime and its version only (".NET 10.0.12", "Mono 6.8.0.105"): for one-line summaries.</summary>
+        public static string RuntimeShort
+        {
+            get
+            {
+                string d = RuntimeInformation.FrameworkDescription;
+                int paren = d.IndexOf(" (", StringComparison.Ordinal);
+                return paren > 0 ? d.Substring(0, paren) : d;
+            }
+        }
+
         public static string CpuModel
         {
             get

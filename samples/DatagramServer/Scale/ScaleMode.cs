@@ -25,6 +25,10 @@ namespace WhereAllocation.Samples.DatagramServer
             string output = options.ResolvedOutput;
             Directory.CreateDirectory(output);
             File.WriteAllText(Path.Combine(output, "scale.md"), markdown);
+            File.WriteAllText(Path.Combine(output, "scale.csv"), ScaleScenario.Csv(rows, options.PeerCounts, options.RuntimeLabel, options.Rounds));
+            // One line for the README's headline (./demo.sh prints it with the send lines at its end).
+            File.WriteAllText(Path.Combine(output, "scale-summary.txt"),
+                ScaleScenario.SummaryLine(rows, options.PeerCounts, Machine.RuntimeShort + ", load " + Machine.LoadAverage) + "\n");
             Console.WriteLine();
             Console.WriteLine(markdown);
             return rows.All(r => r.Lost == 0 && r.Wrong == 0) ? 0 : 3;

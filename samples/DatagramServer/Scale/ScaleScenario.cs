@@ -15,15 +15,17 @@ namespace WhereAllocation.Samples.DatagramServer
     /// fill the receive queue, round-robin, so that no two datagrams in a row come from the same sender (for N > 1); then one
     /// receiver drains it alone and its CPU time per datagram is measured. The library's receivers look every sender up in a
     /// PeerTable holding all N (the work every server does), and check that the peer found is the one that sent; the floors
-    /// are bare recvfrom / recvmmsg P/Invokes that take the sender's address and do nothing with it; the C rows are
-    /// bench/native's wa-recv --drain --read-sender (no check of the contents). The ratio to N = 1 tells the library's growth
-    /// from the kernel's.
+    /// are bare recvfrom / recvmmsg P/Invokes that take the sender's address and do nothing with it (and raw-recvmmsg+lookup
+    /// a one-word open-addressing table after them); library-batch+bare-lookup puts that one-word table after the library's batch
+    /// instead of the PeerTable, which tells the memory a table of N peers costs in the library's loop from the PeerTable's own
+    /// cost; the C rows are bench/native's wa-recv --drain --read-sender (no check of the contents). The ratio to N = 1 tells
+    /// the library's growth from the kernel's.
     /// </summary>
     internal static unsafe class ScaleScenario
     {
         public static readonly string[] Receivers =
         {
-            "library+lookup", "library-batch+lookup", "library-batch", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup", "c-recvfrom", "c-recvmmsg",
+            "library+lookup", "library-batch+lookup", "library-batch", "library-batch+bare-lookup", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup", "c-recvfrom", "c-recvmmsg",
         };
 
         public const int Size = 64;
@@ -172,24 +174,92 @@ namespace WhereAllocation.Samples.DatagramServer
             if (last != counts[0])
             {
                 text.Append("\nGrowth to N = " + last.ToString("N0", CultureInfo.InvariantCulture) + " beyond the C receiver's on the same traffic (target <= 1.15): library+lookup / c-recvfrom "
-                    + (Growth(rows, "library+lookup", last, counts[0]) / Growth(rows, "c-recvfrom", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library+lookup", "c-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + ", library-batch+lookup / c-recvmmsg "
-                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "c-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library-batch+lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + "; against the bare P/Invoke floors: library+lookup / raw-recvfrom "
-                    + (Growth(rows, "library+lookup", last, counts[0]) / Growth(rows, "raw-recvfrom", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library+lookup", "raw-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + ", library-batch+lookup / raw-recvmmsg "
-                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture)
+                    + Beyond(rows, "library-batch+lookup", "raw-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + "; against the floor with the least lookup (the memory a table of N peers costs, which any server pays): library-batch+lookup / raw-recvmmsg+lookup "
-                    + (Growth(rows, "library-batch+lookup", last, counts[0]) / Growth(rows, "raw-recvmmsg+lookup", last, counts[0])).ToString("F2", CultureInfo.InvariantCulture) + ".\n");
+                    + Beyond(rows, "library-batch+lookup", "raw-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + "; the least lookup (a one-word table) after the library's batch instead of the PeerTable: library-batch+bare-lookup / c-recvmmsg "
+                    + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture) + ".\n");
             }
-            text.Append("\n(" + fill.ToString("N0", CultureInfo.InvariantCulture) + " datagrams of " + Size + " bytes per fill, one fill per row and round, sent round-robin by min(N, fill) of the N senders, starting where the last round stopped)\n");
+            text.Append("\n(" + fill.ToString("N0", CultureInfo.InvariantCulture) + " datagrams of " + Size + " bytes per fill, one fill per row and round, sent round-robin by min(N, fill) of the N senders, starting where the last round stopped; "
+                + "the growths are medians over the rounds of each round's ratio, and a growth beyond another row's the median of the rounds' quotients)\n");
             return text.ToString();
         }
 
         private static Row Find(List<Row> rows, string receiver, int n) => rows.Find(r => r.Receiver == receiver && r.Senders == n)!;
 
-        private static double Growth(List<Row> rows, string receiver, int n, int baseline) =>
-            SendNative.Median(Find(rows, receiver, n).CpuNs) / SendNative.Median(Find(rows, receiver, baseline).CpuNs);
+        /// <summary>scale.csv: runtime,receiver,n,rounds,cpu_ns_per_datagram_median,growth_to_first_n,bytes_per_datagram,lost,wrong_peer.</summary>
+        public static string Csv(List<Row> rows, List<int> counts, string runtime, int rounds)
+        {
+            var csv = new StringBuilder("runtime,receiver,n,rounds,cpu_ns_per_datagram_median,growth_to_first_n,bytes_per_datagram,lost,wrong_peer\n");
+            foreach (string r in Receivers)
+            {
+                foreach (int n in counts)
+                {
+                    Row row = Find(rows, r, n);
+                    string bytes = r.StartsWith("c-", StringComparison.Ordinal) ? "" : FrameCounters.BytesPerDatagram(row.Bytes, row.Datagrams);
+                    csv.Append(runtime + "," + r + "," + n.ToString(CultureInfo.InvariantCulture) + "," + rounds.ToString(CultureInfo.InvariantCulture) + ","
+                        + SendNative.Median(row.CpuNs).ToString("F0", CultureInfo.InvariantCulture) + "," + Growth(rows, r, n, counts[0]).ToString("F3", CultureInfo.InvariantCulture) + ","
+                        + bytes + "," + row.Lost.ToString(CultureInfo.InvariantCulture) + "," + row.Wrong.ToString(CultureInfo.InvariantCulture) + "\n");
+                }
+            }
+            return csv.ToString();
+        }
+
+        /// <summary>The many-peers table's line for the summary: each library row's growth from the first to the last N beyond its C receiver's.</summary>
+        public static string SummaryLine(List<Row> rows, List<int> counts, string runtime)
+        {
+            int first = counts[0], last = counts[counts.Count - 1];
+            long lost = 0, wrong = 0, bytes = 0, datagrams = 0;
+            foreach (Row r in rows)
+            {
+                lost += r.Lost;
+                wrong += r.Wrong;
+                if (!r.Receiver.StartsWith("c-", StringComparison.Ordinal))
+                {
+                    bytes += r.Bytes;
+                    datagrams += r.Datagrams;
+                }
+            }
+            double batch = Growth(rows, "library-batch+lookup", last, first), cBatch = Growth(rows, "c-recvmmsg", last, first);
+            double extra = SendNative.Median(Find(rows, "library-batch+lookup", last).CpuNs) - SendNative.Median(Find(rows, "library-batch+lookup", first).CpuNs);
+            return "many peers, " + runtime + ": from N = " + first + " to " + last.ToString("N0", CultureInfo.InvariantCulture) + " distinct senders the batch + PeerTable lookup grows "
+                + Beyond(rows, "library-batch+lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg's growth (target <= 1.15; "
+                + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatch.ToString("F2", CultureInfo.InvariantCulture) + ", "
+                + (extra >= 0 ? "+" : "") + extra.ToString("F0", CultureInfo.InvariantCulture) + " ns per datagram; a one-word table in its place "
+                + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x), the one-call receive + lookup "
+                + Beyond(rows, "library+lookup", "c-recvfrom", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's; "
+                + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost, " + wrong + " wrong peer";
+        }
+
+        /// <summary>
+        /// The row's growth from <paramref name="baseline"/> senders to <paramref name="n"/>: the median over the rounds of the
+        /// round's ratio (both figures of a round are measured within a second of each other, so a slow spell of the machine
+        /// that spans rounds cancels out).
+        /// </summary>
+        private static double Growth(List<Row> rows, string receiver, int n, int baseline)
+        {
+            Row at = Find(rows, receiver, n), from = Find(rows, receiver, baseline);
+            var ratios = new List<double>();
+            for (int i = 0; i < Math.Min(at.CpuNs.Count, from.CpuNs.Count); i++) ratios.Add(at.CpuNs[i] / from.CpuNs[i]);
+            return SendNative.Median(ratios);
+        }
+
+        /// <summary>The median over the rounds of the round's growth of <paramref name="receiver"/> over that of <paramref name="reference"/>.</summary>
+        private static double Beyond(List<Row> rows, string receiver, string reference, int n, int baseline)
+        {
+            Row at = Find(rows, receiver, n), from = Find(rows, receiver, baseline);
+            Row refAt = Find(rows, reference, n), refFrom = Find(rows, reference, baseline);
+            var ratios = new List<double>();
+            int rounds = Math.Min(Math.Min(at.CpuNs.Count, from.CpuNs.Count), Math.Min(refAt.CpuNs.Count, refFrom.CpuNs.Count));
+            for (int i = 0; i < rounds; i++) ratios.Add(at.CpuNs[i] / from.CpuNs[i] / (refAt.CpuNs[i] / refFrom.CpuNs[i]));
+            return SendNative.Median(ratios);
+        }
 
         /// <summary>The least a lookup can be: one word per key, linear probing, a multiplicative hash (not flood resistant).</summary>
         private sealed class BareTable
@@ -385,6 +455,28 @@ namespace WhereAllocation.Samples.DatagramServer
                                 got += n;
                             }
                             if (sum == 0) wrong++; // no sender has port 0
+                            break;
+                        }
+                    case "library-batch+bare-lookup": // the batch's keys looked up in the least table: what the memory costs in the library's loop
+                        {
+                            Span<byte> address = stackalloc byte[16];
+                            while (true)
+                            {
+                                int n = _batch.Receive(_socket);
+                                if (n == 0) break;
+                                using (DatagramBatch.Reader reader = _batch.BeginRead())
+                                {
+                                    for (int i = 0; i < n; i++)
+                                    {
+                                        ReadOnlySpan<byte> datagram = reader.GetDatagram(i, out EndPointKey from);
+                                        from.TryWriteAddressBytes(address, out _);
+                                        int port = from.Port;
+                                        ulong word = ((ulong)MemoryMarshal.Read<uint>(address) << 16) | (ushort)((port >> 8) | ((port & 0xff) << 8));
+                                        if (_bare.Find(word) != MemoryMarshal.Read<int>(datagram.Slice(4))) wrong++;
+                                    }
+                                }
+                                got += n;
+                            }
                             break;
                         }
                     case "raw-recvmmsg+lookup": // the least lookup: sender address and port as one word, a bare open-addressing table

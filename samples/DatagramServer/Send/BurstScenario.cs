@@ -10,10 +10,11 @@ namespace WhereAllocation.Samples.DatagramServer
 {
     /// <summary>
     /// Bursts to one peer (--mode send): bursts of 8, 16 and 64 MTU-size datagrams (1472 bytes) through a DatagramBatch
-    /// with segmentation offload on and off, the sending thread's CPU per datagram (on loopback that includes the kernel's
-    /// delivery to the receiving socket; a network device that segments takes the cutting off the CPU instead, so the gain
-    /// there differs). Every datagram is checked at the peer. Then a coalesced receive of segmented bursts: every datagram
-    /// back as its own slot with its sender.
+    /// with segmentation offload on and off, and the same bursts in C (bench/native's wa-burst: one segmented send, or one
+    /// sendmmsg of a message per datagram) in the same rounds, so that the kernel's own ratio stands beside the library's;
+    /// the sending thread's CPU per datagram (on loopback that includes the kernel's delivery to the receiving socket; a
+    /// network device that segments takes the cutting off the CPU instead, so the gain there differs). Every datagram is
+    /// checked at the peer. Then a coalesced receive of segmented bursts: every datagram back as its own slot with its sender.
     /// </summary>
     internal static unsafe class BurstScenario
     {
@@ -22,15 +23,18 @@ namespace WhereAllocation.Samples.DatagramServer
         private const int DatagramsPerRound = 6400;
         private const int DatagramsPerChunk = 256;
 
+        /// <summary>The four senders of a burst size, in the order of the table: the library with and without offload, then C's.</summary>
+        public static readonly string[] Senders = { "library-offload", "library-plain", "c-gso", "c-sendmmsg" };
+
         public sealed class Row
         {
             public int Burst;
-            public bool Offload;
+            public string Sender = "";
             public List<double> CpuNs = new List<double>();
             public long Bytes, Datagrams, Lost;
         }
 
-        public static List<Row> Run(Options options, Action<string> log, out string coalescedLine)
+        public static List<Row> Run(Options options, string burstPath, Action<string> log, out string coalescedLine)
         {
             var rows = new List<Row>();
             using (Socket sender = DatagramSockets.Bind(new IPEndPoint(IPAddress.Loopback, 0)))
@@ -43,20 +47,27 @@ namespace WhereAllocation.Samples.DatagramServer
                 int fd = (int)peer.Handle;
                 foreach (int burst in Bursts)
                 {
-                    var on = new Row { Burst = burst, Offload = true };
-                    var off = new Row { Burst = burst, Offload = false };
+                    var byName = new Dictionary<string, Row>();
+                    foreach (string name in Senders)
+                    {
+                        byName[name] = new Row { Burst = burst, Sender = name };
+                        rows.Add(byName[name]);
+                    }
                     Round(batch, sender, fd, to, burst, true, 2 * DatagramsPerChunk, new Row()); // warm up both
                     Round(batch, sender, fd, to, burst, false, 2 * DatagramsPerChunk, new Row());
                     for (int round = 0; round < options.Rounds; round++)
                     {
-                        bool first = round % 2 == 0; // alternate which goes first
-                        Round(batch, sender, fd, to, burst, first, DatagramsPerRound, first ? on : off);
-                        Round(batch, sender, fd, to, burst, !first, DatagramsPerRound, first ? off : on);
-                        log("bursts of " + burst + ", round " + (round + 1) + ": offload " + on.CpuNs[round].ToString("F0", CultureInfo.InvariantCulture)
-                            + " ns/datagram, without " + off.CpuNs[round].ToString("F0", CultureInfo.InvariantCulture) + " ns/datagram");
+                        var line = new StringBuilder("bursts of " + burst + ", round " + (round + 1) + ":");
+                        for (int turn = 0; turn < Senders.Length; turn++)
+                        {
+                            string name = Senders[(round + turn) % Senders.Length]; // the order rotates from round to round
+                            Row row = byName[name];
+                            if (name.StartsWith("c-", StringComparison.Ordinal)) RunC(burstPath, name.Substring(2), burst, row);
+                            else Round(batch, sender, fd, to, burst, name == "library-offload", DatagramsPerRound, row);
+                            line.Append(" " + name + " " + row.CpuNs[round].ToString("F0", CultureInfo.InvariantCulture) + " ns/datagram;");
+                        }
+                        log(line.ToString());
                     }
-                    rows.Add(on);
-                    rows.Add(off);
                 }
                 batch.SegmentationOffload = true;
                 coalescedLine = Coalesced(batch, sender);
@@ -111,6 +122,16 @@ namespace WhereAllocation.Samples.DatagramServer
             row.Bytes += bytes;
             row.Datagrams += sent;
             row.Lost += lost;
+        }
+
+        /// <summary>One run of wa-burst (method gso or sendmmsg) with the library's round size: its CPU per datagram and what it lost.</summary>
+        private static void RunC(string path, string method, int burst, Row row)
+        {
+            var values = SendNative.RunC(path, "--burst " + burst + " --count " + DatagramsPerRound + " --size " + Mtu + " --method " + method, 120);
+            long datagrams = long.Parse(values["datagrams"], CultureInfo.InvariantCulture);
+            row.CpuNs.Add(long.Parse(values["cpu_ns"], CultureInfo.InvariantCulture) / (double)datagrams);
+            row.Datagrams += datagrams;
+            row.Lost += long.Parse(values["lost"], CultureInfo.InvariantCulture) + long.Parse(values["wrong"], CultureInfo.InvariantCulture);
         }
 
         private static void Flush(DatagramBatch batch, Socket sender)
@@ -181,22 +202,76 @@ namespace WhereAllocation.Samples.DatagramServer
             }
         }
 
+        /// <summary>The median over the rounds of the per-round ratio CPU(<paramref name="numerator"/>) / CPU(<paramref name="denominator"/>).</summary>
+        public static double RatioMedian(List<Row> rows, int burst, string numerator, string denominator)
+        {
+            Row a = Find(rows, burst, numerator), b = Find(rows, burst, denominator);
+            var ratios = new List<double>();
+            for (int i = 0; i < Math.Min(a.CpuNs.Count, b.CpuNs.Count); i++) ratios.Add(a.CpuNs[i] / b.CpuNs[i]);
+            return SendNative.Median(ratios);
+        }
+
+        private static Row Find(List<Row> rows, int burst, string sender) => rows.Find(r => r.Burst == burst && r.Sender == sender)!;
+
         public static string Markdown(List<Row> rows, int rounds)
         {
             var text = new StringBuilder();
-            text.Append("| burst to one peer (1472-byte datagrams) | offload: CPU ns/datagram | without: CPU ns/datagram | without / offload (median of per-round ratios, target >= 2) | B/datagram | lost |\n");
-            text.Append("|---|---:|---:|---:|---:|---:|\n");
+            text.Append("| burst to one peer (1472-byte datagrams; CPU ns per datagram, median of " + rounds + " rounds) | library, offload | library, without | **library: without / offload** (target >= 2) | C, UDP_SEGMENT | C, sendmmsg | **C: sendmmsg / UDP_SEGMENT** | library offload vs C UDP_SEGMENT (C's CPU / ours) | library without vs C sendmmsg | B/datagram | lost |\n");
+            text.Append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
             foreach (int burst in Bursts)
             {
-                Row on = rows.Find(r => r.Burst == burst && r.Offload)!;
-                Row off = rows.Find(r => r.Burst == burst && !r.Offload)!;
-                var ratios = new List<double>();
-                for (int i = 0; i < Math.Min(on.CpuNs.Count, off.CpuNs.Count); i++) ratios.Add(off.CpuNs[i] / on.CpuNs[i]);
-                text.Append("| " + burst + " | " + SendNative.Median(on.CpuNs).ToString("F0", CultureInfo.InvariantCulture) + " | " + SendNative.Median(off.CpuNs).ToString("F0", CultureInfo.InvariantCulture)
-                    + " | " + SendNative.Median(ratios).ToString("F2", CultureInfo.InvariantCulture) + " | " + FrameCounters.BytesPerDatagram(on.Bytes + off.Bytes, on.Datagrams + off.Datagrams) + " | " + (on.Lost + off.Lost) + " |\n");
+                Row on = Find(rows, burst, "library-offload"), off = Find(rows, burst, "library-plain");
+                long lost = 0;
+                foreach (string name in Senders) lost += Find(rows, burst, name).Lost;
+                text.Append("| " + burst + " | " + F0(on) + " | " + F0(off)
+                    + " | " + RatioMedian(rows, burst, "library-plain", "library-offload").ToString("F2", CultureInfo.InvariantCulture)
+                    + " | " + F0(Find(rows, burst, "c-gso")) + " | " + F0(Find(rows, burst, "c-sendmmsg"))
+                    + " | " + RatioMedian(rows, burst, "c-sendmmsg", "c-gso").ToString("F2", CultureInfo.InvariantCulture)
+                    + " | " + RatioMedian(rows, burst, "c-gso", "library-offload").ToString("F2", CultureInfo.InvariantCulture)
+                    + " | " + RatioMedian(rows, burst, "c-sendmmsg", "library-plain").ToString("F2", CultureInfo.InvariantCulture)
+                    + " | " + FrameCounters.BytesPerDatagram(on.Bytes + off.Bytes, on.Datagrams + off.Datagrams) + " | " + lost + " |\n");
             }
-            _ = rounds;
+            text.Append("\n(ratios are medians of the per-round ratios of rows measured in the same round; C runs as bench/native's wa-burst, its own process, "
+                + "the same sizes, peer arrangement and checks)\n");
             return text.ToString();
+        }
+
+        private static string F0(Row row) => SendNative.Median(row.CpuNs).ToString("F0", CultureInfo.InvariantCulture);
+
+        /// <summary>send.csv's burst rows: runtime,table,sender,n (the burst),rounds,cpu_ns_per_datagram_median,bytes_per_datagram,lost.</summary>
+        public static void AppendCsv(StringBuilder csv, List<Row> rows, string runtime, int rounds)
+        {
+            foreach (Row r in rows)
+            {
+                string bytes = r.Sender.StartsWith("c-", StringComparison.Ordinal) ? "" : FrameCounters.BytesPerDatagram(r.Bytes, r.Datagrams);
+                csv.Append(runtime + ",burst," + r.Sender + "," + r.Burst.ToString(CultureInfo.InvariantCulture) + "," + rounds.ToString(CultureInfo.InvariantCulture) + ","
+                    + F0(r) + "," + bytes + "," + r.Lost.ToString(CultureInfo.InvariantCulture) + "\n");
+            }
+        }
+
+        /// <summary>The burst table's line for the summary: the library's ratio per burst size, C's own beside it, and the library against C.</summary>
+        public static string SummaryLine(List<Row> rows, string runtime)
+        {
+            string Ratios(string numerator, string denominator)
+            {
+                var parts = new List<string>();
+                foreach (int burst in Bursts) parts.Add(RatioMedian(rows, burst, numerator, denominator).ToString("F2", CultureInfo.InvariantCulture));
+                return string.Join("/", parts);
+            }
+            long lost = 0, bytes = 0, datagrams = 0;
+            foreach (Row r in rows)
+            {
+                lost += r.Lost;
+                if (!r.Sender.StartsWith("c-", StringComparison.Ordinal))
+                {
+                    bytes += r.Bytes;
+                    datagrams += r.Datagrams;
+                }
+            }
+            return "offload, " + runtime + ": bursts of " + string.Join("/", Bursts) + " x " + Mtu + " B to one peer, CPU per datagram without / with offload: library "
+                + Ratios("library-plain", "library-offload") + " (target >= 2), C's own (sendmmsg / UDP_SEGMENT) " + Ratios("c-sendmmsg", "c-gso")
+                + "; the library's CPU against C's (C / library): offload " + Ratios("c-gso", "library-offload") + ", without " + Ratios("c-sendmmsg", "library-plain")
+                + "; " + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost (loopback: a NIC that segments differs)";
         }
     }
 }

@@ -135,6 +135,52 @@ namespace WhereAllocation.Samples.DatagramServer
 
         private static Row Find(List<Row> rows, string method, int n) => rows.Find(r => r.Method == method && r.Destinations == n)!;
 
+        /// <summary>The median over the rounds of CPU(<paramref name="baseline"/>) / CPU(<paramref name="method"/>): above 1 when the method costs less.</summary>
+        public static double RatioMedian(List<Row> rows, int n, string method, string baseline)
+        {
+            Row a = Find(rows, method, n), b = Find(rows, baseline, n);
+            var ratios = new List<double>();
+            for (int i = 0; i < Math.Min(a.CpuNs.Count, b.CpuNs.Count); i++) ratios.Add(b.CpuNs[i] / a.CpuNs[i]);
+            return SendNative.Median(ratios);
+        }
+
+        /// <summary>send.csv's fan-out rows: runtime,table,sender,n,rounds,cpu_ns_per_datagram_median,bytes_per_datagram,lost.</summary>
+        public static void AppendCsv(StringBuilder csv, List<Row> rows, string runtime, int rounds)
+        {
+            foreach (Row r in rows)
+            {
+                string bytes = r.Method.StartsWith("c-", StringComparison.Ordinal) ? "" : FrameCounters.BytesPerDatagram(r.Bytes, r.Datagrams);
+                csv.Append(runtime + ",fanout," + r.Method + "," + r.Destinations.ToString(CultureInfo.InvariantCulture) + "," + rounds.ToString(CultureInfo.InvariantCulture) + ","
+                    + SendNative.Median(r.CpuNs).ToString("F0", CultureInfo.InvariantCulture) + "," + bytes + "," + r.Lost.ToString(CultureInfo.InvariantCulture) + "\n");
+            }
+        }
+
+        /// <summary>The send table's line for the summary: the targets' ratios at N = 1 (one datagram per tick), and the batch at the largest N.</summary>
+        public static string SummaryLine(List<Row> rows, List<int> counts, string runtime)
+        {
+            int first = counts[0], last = counts[counts.Count - 1];
+            long lost = 0, bytes = 0, datagrams = 0;
+            foreach (Row r in rows)
+            {
+                lost += r.Lost;
+                if (!r.Method.StartsWith("c-", StringComparison.Ordinal))
+                {
+                    bytes += r.Bytes;
+                    datagrams += r.Datagrams;
+                }
+            }
+            string line = "send, " + runtime + ": at N = " + first + " (a batch of one per tick) DatagramBatch "
+                + F2(RatioMedian(rows, first, "library-batch", "c-sendmmsg")) + "x C sendmmsg's CPU per datagram (target >= " + (Machine.IsMono ? "0.9" : "0.95") + "), "
+                + F2(RatioMedian(rows, first, "library-batch", "raw-sendmmsg")) + "x a bare sendmmsg P/Invoke; SendTo_NonAlloc "
+                + F2(RatioMedian(rows, first, "library-sendto-key", "raw-sendto")) + "x a bare sendto P/Invoke (target >= 0.95), the bare P/Invoke "
+                + F2(RatioMedian(rows, first, "raw-sendto", "c-sendto")) + "x C sendto";
+            if (last != first)
+                line += "; at N = " + last.ToString("N0", CultureInfo.InvariantCulture) + " DatagramBatch " + F2(RatioMedian(rows, last, "library-batch", "c-sendmmsg")) + "x C sendmmsg";
+            return line + "; " + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost";
+        }
+
+        private static string F2(double value) => value.ToString("F2", CultureInfo.InvariantCulture);
+
         /// <summary>A row of per-round ratios (baseline CPU / method CPU, the rate ratio), their median.</summary>
         private static void Ratio(StringBuilder text, List<Row> rows, List<int> counts, string label, string method, string baseline)
         {

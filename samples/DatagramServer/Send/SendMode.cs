@@ -18,7 +18,7 @@ namespace WhereAllocation.Samples.DatagramServer
             string fanout = Path.Combine(nativeDirectory, "build", "wa-fanout");
             var started = DateTime.UtcNow;
             List<FanoutScenario.Row> rows = FanoutScenario.Run(options, fanout, Console.WriteLine);
-            List<BurstScenario.Row> bursts = BurstScenario.Run(options, Console.WriteLine, out string coalesced);
+            List<BurstScenario.Row> bursts = BurstScenario.Run(options, Path.Combine(nativeDirectory, "build", "wa-burst"), Console.WriteLine, out string coalesced);
             string markdown = "### The send half: " + Machine.RuntimeDescription + "\n\n"
                 + "machine: " + Machine.Describe() + "; load average " + Machine.LoadAverage + " (shared, loaded); " + options.Size + "-byte datagrams, "
                 + FanoutScenario.DatagramsPerRound.ToString("N0", System.Globalization.CultureInfo.InvariantCulture) + " per row and round, " + options.Rounds + " interleaved rounds; "
@@ -29,6 +29,14 @@ namespace WhereAllocation.Samples.DatagramServer
             string output = options.ResolvedOutput;
             Directory.CreateDirectory(output);
             File.WriteAllText(Path.Combine(output, "send.md"), markdown);
+            var csv = new System.Text.StringBuilder("runtime,table,sender,n,rounds,cpu_ns_per_datagram_median,bytes_per_datagram,lost\n");
+            FanoutScenario.AppendCsv(csv, rows, options.RuntimeLabel, options.Rounds);
+            BurstScenario.AppendCsv(csv, bursts, options.RuntimeLabel, options.Rounds);
+            File.WriteAllText(Path.Combine(output, "send.csv"), csv.ToString());
+            // One line per table for the README's headline (./demo.sh prints them together at its end).
+            string runtime = Machine.RuntimeShort + ", load " + Machine.LoadAverage;
+            File.WriteAllText(Path.Combine(output, "send-summary.txt"),
+                FanoutScenario.SummaryLine(rows, options.PeerCounts, runtime) + "\n" + BurstScenario.SummaryLine(bursts, runtime) + "\n");
             Console.WriteLine();
             Console.WriteLine(markdown);
             bool clean = rows.All(r => r.Lost == 0) && bursts.All(b => b.Lost == 0) && coalesced.Contains(" 0 wrong, 0 missing");

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Threading;
 
 namespace WhereAllocation.Memory
@@ -24,7 +25,15 @@ namespace WhereAllocation.Memory
         internal bool IsDisposed => (Volatile.Read(ref _state) & DisposedBit) != 0;
 
         /// <summary>Counts a call in; false, counting nothing, once the object is disposed.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)] // per call of a batch: the common case is one compare-and-swap
         internal bool TryEnter()
+        {
+            int state = Volatile.Read(ref _state);
+            return (state & DisposedBit) == 0 && Interlocked.CompareExchange(ref _state, state + 1, state) == state || TryEnterContended();
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private bool TryEnterContended()
         {
             int state = Volatile.Read(ref _state);
             while ((state & DisposedBit) == 0)
@@ -37,6 +46,7 @@ namespace WhereAllocation.Memory
         }
 
         /// <summary>Counts a call out; true when the object was disposed meanwhile and this was the last call: the caller frees the memory now.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         internal bool Exit() => Interlocked.Decrement(ref _state) == DisposedBit;
 
         /// <summary>

@@ -5,14 +5,24 @@ namespace WhereAllocation
         // Probe counts for the flood tests, read from the table rather than counted on the hot path.
 
         /// <summary>The number of slots (a power of two, at least 4/3 of the capacity).</summary>
-        internal int SlotCount => _slots.Length;
+        internal int SlotCount => _hashes.Length;
 
-        /// <summary>How many slots a lookup of <paramref name="key"/> looks at, found or not.</summary>
+        /// <summary>How many slots a lookup of <paramref name="key"/> looks at, found or not: the walk of <see cref="Find"/>, counted.</summary>
         internal int ProbesFor(in EndPointKey key)
         {
             EndPointKey k = key.Canonical();
-            Find(k, Hash(k), out int probes);
-            return probes;
+            uint hash = Hash(k);
+            uint mask = _mask;
+            uint i = hash & mask;
+            uint distance = 0;
+            while (true)
+            {
+                uint h = _hashes[i];
+                if (h == hash && _entries[i].Key.Equals(k)) return (int)distance + 1;
+                if (h != hash && (h == 0 || ((i - h) & mask) < distance)) return (int)distance + 1;
+                i = (i + 1) & mask;
+                distance++;
+            }
         }
 
         /// <summary>
@@ -23,10 +33,10 @@ namespace WhereAllocation
         {
             longest = 0;
             total = 0;
-            Slot[] slots = _slots;
-            for (uint i = 0; i < (uint)slots.Length; i++)
+            uint[] hashes = _hashes;
+            for (uint i = 0; i < (uint)hashes.Length; i++)
             {
-                uint h = slots[i].Hash;
+                uint h = hashes[i];
                 if (h == 0) continue;
                 int d = (int)((i - h) & _mask);
                 total += d;

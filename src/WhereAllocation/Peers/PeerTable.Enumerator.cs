@@ -20,7 +20,7 @@ namespace WhereAllocation
             private readonly int _version;
             private int _removals;
             private int _start;
-            private int _step; // 0 before the first MoveNext; slots.Length + 1 when done
+            private int _step; // 0 before the first MoveNext; the slot count + 1 when done
             private KeyValuePair<EndPointKey, T> _current;
 
             internal Enumerator(PeerTable<T> table)
@@ -49,9 +49,10 @@ namespace WhereAllocation
                 if (removed > 1) throw new InvalidOperationException("More than one peer was removed in one step of an enumeration.");
                 _removals = table._removals;
 
-                Slot[] slots = table._slots;
+                uint[] hashes = table._hashes;
+                Entry[] entries = table._entries;
                 int step = _step;
-                if (step > slots.Length) return false;
+                if (step > hashes.Length) return false;
                 if (step == 0)
                 {
                     _start = table.FirstEmptySlot();
@@ -59,22 +60,23 @@ namespace WhereAllocation
                 }
                 else
                 {
-                    ref Slot at = ref slots[(_start + step) & (int)table._mask];
-                    bool shiftedIn = removed == 1 && (at.Hash == 0 || !at.Key.Equals(_current.Key));
+                    int at = (_start + step) & (int)table._mask;
+                    bool shiftedIn = removed == 1 && (hashes[at] == 0 || !entries[at].Key.Equals(_current.Key));
                     if (!shiftedIn) step++;
                 }
 
-                for (; step <= slots.Length; step++)
+                for (; step <= hashes.Length; step++)
                 {
-                    ref Slot slot = ref slots[(_start + step) & (int)table._mask];
-                    if (slot.Hash != 0)
+                    int slot = (_start + step) & (int)table._mask;
+                    if (hashes[slot] != 0)
                     {
                         _step = step;
-                        _current = new KeyValuePair<EndPointKey, T>(slot.Key, slot.Value);
+                        ref Entry entry = ref entries[slot];
+                        _current = new KeyValuePair<EndPointKey, T>(entry.Key, entry.Value);
                         return true;
                     }
                 }
-                _step = slots.Length + 1;
+                _step = hashes.Length + 1;
                 _current = default;
                 return false;
             }

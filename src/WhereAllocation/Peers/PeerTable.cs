@@ -20,6 +20,9 @@ namespace WhereAllocation
     /// Open addressing with Robin Hood linear probing over at least 4/3 × <see cref="Capacity"/> slots
     /// (load at most 0.75) keeps probe sequences short; removal shifts the following entries back
     /// instead of leaving tombstones, so a table that churns for days probes as well as a fresh one.</para>
+    /// <para><b>Compact probing.</b> The slots' hashes are an array of their own (4 bytes a slot), apart from the keys and
+    /// values: a lookup walks the hashes, which a busy server keeps in its caches even with thousands of peers, and reads
+    /// one key and its value, where the hash matched.</para>
     /// <para><b>Dual mode.</b> Every key is taken in its canonical form (<see cref="EndPointKey.Canonical"/>):
     /// an IPv4 sender and the same sender seen IPv4-mapped (<c>::ffff:a.b.c.d</c>) on a dual-mode socket
     /// are one peer, stored and enumerated as the IPv4 key. Sending to that key through a dual-mode
@@ -39,7 +42,10 @@ namespace WhereAllocation
         // Set in every stored hash so that 0 means an empty slot; bucket indices never reach this bit.
         private const uint Occupied = 0x8000_0000u;
 
-        private readonly Slot[] _slots;
+        // Slot i: _hashes[i] is 0 when empty, else the key's hash with the Occupied bit set; _entries[i] holds its key and value.
+        // Apart, so that probing reads 4 bytes a slot (16 slots a cache line) and touches an entry only where the hash matched.
+        private readonly uint[] _hashes;
+        private readonly Entry[] _entries;
         private readonly uint _mask;
         private readonly int _capacity;
         private readonly PendingPeers? _pending;
@@ -74,8 +80,10 @@ namespace WhereAllocation
         {
             CheckCapacity(capacity, nameof(capacity));
             _capacity = capacity;
-            _slots = new Slot[SlotCountFor(capacity)];
-            _mask = (uint)_slots.Length - 1;
+            int slots = SlotCountFor(capacity);
+            _hashes = new uint[slots];
+            _entries = new Entry[slots];
+            _mask = (uint)slots - 1;
             _pending = pending;
             _hashForTests = hashForTests;
         }
@@ -95,10 +103,10 @@ namespace WhereAllocation
         public bool TryGet(in EndPointKey key, [MaybeNullWhen(false)] out T value)
         {
             EndPointKey k = key.Canonical();
-            int i = Find(k, Hash(k), out _);
+            int i = Find(k, Hash(k));
             if (i >= 0)
             {
-                value = _slots[i].Value;
+                value = _entries[i].Value;
                 return true;
             }
             value = default!;
@@ -109,7 +117,7 @@ namespace WhereAllocation
         public bool ContainsKey(in EndPointKey key)
         {
             EndPointKey k = key.Canonical();
-            return Find(k, Hash(k), out _) >= 0;
+            return Find(k, Hash(k)) >= 0;
         }
 
         /// <summary>
@@ -123,11 +131,11 @@ namespace WhereAllocation
         public ref T GetValueRef(in EndPointKey key, out bool exists)
         {
             EndPointKey k = key.Canonical();
-            int i = Find(k, Hash(k), out _);
+            int i = Find(k, Hash(k));
             if (i >= 0)
             {
                 exists = true;
-                return ref _slots[i].Value;
+                return ref _entries[i].Value;
             }
             exists = false;
             _scratch = default!;
@@ -143,22 +151,21 @@ namespace WhereAllocation
         {
             EndPointKey k = CheckKey(key);
             uint hash = Hash(k);
-            Slot[] slots = _slots;
+            uint[] hashes = _hashes;
             uint mask = _mask;
             uint i = hash & mask;
             uint distance = 0;
             while (true)
             {
-                ref Slot slot = ref slots[i];
-                uint h = slot.Hash;
-                if (h == hash && slot.Key.Equals(k)) return PeerAddResult.Exists;
+                uint h = hashes[i];
+                if (h == hash && _entries[i].Key.Equals(k)) return PeerAddResult.Exists;
                 // Robin Hood: the key would sit no further than the first empty or "richer" slot.
                 if (h == 0 || ((i - h) & mask) < distance) break;
                 i = (i + 1) & mask;
                 distance++;
             }
             if (_count >= _capacity) return PeerAddResult.Full;
-            Place(i, distance, new Slot(hash, k, value));
+            Place(i, distance, hash, new Entry(k, value));
             _count++;
             _version++;
             _pending?.Remove(k);
@@ -198,13 +205,13 @@ namespace WhereAllocation
         public bool Remove(in EndPointKey key, [MaybeNullWhen(false)] out T value)
         {
             EndPointKey k = key.Canonical();
-            int i = Find(k, Hash(k), out _);
+            int i = Find(k, Hash(k));
             if (i < 0)
             {
                 value = default!;
                 return false;
             }
-            value = _slots[i].Value;
+            value = _entries[i].Value;
             RemoveAt((uint)i);
             return true;
         }
@@ -212,7 +219,8 @@ namespace WhereAllocation
         /// <summary>Removes every peer (not the pending senders: see <see cref="PendingPeers.Clear"/>). Allocates nothing.</summary>
         public void Clear()
         {
-            Array.Clear(_slots, 0, _slots.Length);
+            Array.Clear(_hashes, 0, _hashes.Length);
+            Array.Clear(_entries, 0, _entries.Length); // no value of a removed peer is kept alive
             _count = 0;
             _version++;
         }
@@ -236,27 +244,28 @@ namespace WhereAllocation
             return (uint)h | Occupied;
         }
 
-        /// <summary>The slot holding <paramref name="key"/> or -1, and how many slots were looked at.</summary>
-        private int Find(in EndPointKey key, uint hash, out int probes)
+        /// <summary>The slot holding <paramref name="key"/>, or -1.</summary>
+        /// <remarks>
+        /// The walk reads only the hashes until one matches; the key is compared there, and the comparison nearly always
+        /// succeeds (31 bits of hash agree), so a processor runs on past it while the entry is still being fetched.
+        /// </remarks>
+        private int Find(in EndPointKey key, uint hash)
         {
-            Slot[] slots = _slots;
+            uint[] hashes = _hashes;
             uint mask = _mask;
             uint i = hash & mask;
             uint distance = 0;
             while (true)
             {
-                ref Slot slot = ref slots[i];
-                uint h = slot.Hash;
-                if (h == hash && slot.Key.Equals(key))
+                uint h = hashes[i];
+                if (h == hash)
                 {
-                    probes = (int)distance + 1;
-                    return (int)i;
+                    if (_entries[i].Key.Equals(key)) return (int)i;
                 }
                 // An empty slot, or one whose entry is closer to its home than the key would be here,
                 // ends the search: Robin Hood insertion would have placed the key before it.
-                if (h == 0 || ((i - h) & mask) < distance)
+                else if (h == 0 || ((i - h) & mask) < distance)
                 {
-                    probes = (int)distance + 1;
                     return -1;
                 }
                 i = (i + 1) & mask;
@@ -264,25 +273,28 @@ namespace WhereAllocation
             }
         }
 
-        /// <summary>Stores <paramref name="carry"/> from slot <paramref name="i"/>, at <paramref name="distance"/> from its home, displacing entries nearer to theirs.</summary>
-        private void Place(uint i, uint distance, Slot carry)
+        /// <summary>Stores <paramref name="carry"/> (hash <paramref name="carryHash"/>) from slot <paramref name="i"/>, at <paramref name="distance"/> from its home, displacing entries nearer to theirs.</summary>
+        private void Place(uint i, uint distance, uint carryHash, Entry carry)
         {
-            Slot[] slots = _slots;
+            uint[] hashes = _hashes;
+            Entry[] entries = _entries;
             uint mask = _mask;
             while (true)
             {
-                ref Slot slot = ref slots[i];
-                uint h = slot.Hash;
+                uint h = hashes[i];
                 if (h == 0)
                 {
-                    slot = carry;
+                    hashes[i] = carryHash;
+                    entries[i] = carry;
                     return;
                 }
                 uint theirs = (i - h) & mask;
                 if (theirs < distance)
                 {
-                    Slot displaced = slot;
-                    slot = carry;
+                    Entry displaced = entries[i];
+                    hashes[i] = carryHash;
+                    entries[i] = carry;
+                    carryHash = h;
                     carry = displaced;
                     distance = theirs;
                 }
@@ -294,28 +306,30 @@ namespace WhereAllocation
         /// <summary>Empties slot <paramref name="i"/> by shifting the entries after it back by one until one is at home or a slot is empty (no tombstones).</summary>
         private void RemoveAt(uint i)
         {
-            Slot[] slots = _slots;
+            uint[] hashes = _hashes;
+            Entry[] entries = _entries;
             uint mask = _mask;
             while (true)
             {
                 uint next = (i + 1) & mask;
-                ref Slot following = ref slots[next];
-                uint h = following.Hash;
+                uint h = hashes[next];
                 if (h == 0 || ((next - h) & mask) == 0) break;
-                slots[i] = following;
+                hashes[i] = h;
+                entries[i] = entries[next];
                 i = next;
             }
-            slots[i] = default;
+            hashes[i] = 0;
+            entries[i] = default;
             _count--;
             _removals++;
         }
 
         private int FirstEmptySlot()
         {
-            Slot[] slots = _slots;
-            for (int i = 0; i < slots.Length; i++)
+            uint[] hashes = _hashes;
+            for (int i = 0; i < hashes.Length; i++)
             {
-                if (slots[i].Hash == 0) return i;
+                if (hashes[i] == 0) return i;
             }
             throw new InvalidOperationException("A peer table always keeps an empty slot."); // unreachable: slots > capacity
         }
@@ -343,16 +357,15 @@ namespace WhereAllocation
             return key.Canonical();
         }
 
+        /// <summary>An occupied slot's key and value (its hash is in <see cref="_hashes"/>): 32 bytes with an int or a reference.</summary>
         [StructLayout(LayoutKind.Auto)]
-        private struct Slot
+        private struct Entry
         {
-            public uint Hash; // 0 when empty; else the key's hash with the Occupied bit set
             public EndPointKey Key;
             public T Value;
 
-            public Slot(uint hash, in EndPointKey key, T value)
+            public Entry(in EndPointKey key, T value)
             {
-                Hash = hash;
                 Key = key;
                 Value = value;
             }

@@ -99,7 +99,24 @@ namespace WhereAllocation
             if (limit > MaxSegmentsPerSend) limit = MaxSegmentsPerSend;
             int stop = end - start > limit ? start + limit : end;
             int next = start + 1;
-            while (next < stop && _messages[next].Length == size && SameRecipient(start, next)) next++;
+            uint nameLength = _messages[start].Header.NameLength;
+            if (nameLength <= 16)
+            {
+                // An IPv4 recipient (16 bytes) compared as two words with the run's first, in the loop: once per datagram of a burst.
+                byte* first = _names + start * SockaddrLayout.StorageSize;
+                ulong a = *(ulong*)first, b = *(ulong*)(first + 8);
+                while (next < stop)
+                {
+                    ref Libc.LinuxMMsgHdr message = ref _messages[next];
+                    byte* name = _names + next * SockaddrLayout.StorageSize;
+                    if (message.Length != size || message.Header.NameLength != nameLength || *(ulong*)name != a || *(ulong*)(name + 8) != b) break;
+                    next++;
+                }
+            }
+            else
+            {
+                while (next < stop && _messages[next].Length == size && SameRecipient(start, next)) next++;
+            }
             // The last datagram of a run may be shorter (not empty): the kernel gives the remainder to the last segment.
             if (next < stop && _messages[next].Length < size && _messages[next].Length != 0 && SameRecipient(start, next)) next++;
             return next;
@@ -167,6 +184,11 @@ namespace WhereAllocation
             return SendPlain(raw, start, _runStarts[1], out error);
         }
 
+        /// <summary>
+        /// One <c>sendmmsg</c> of slots <paramref name="start"/>..<paramref name="end"/>-1, each as itself; returns how many went.
+        /// When a datagram fails after others went, the kernel stops there without an error, and the next call, which starts at
+        /// that datagram, reports it.
+        /// </summary>
         private int SendPlain(IntPtr raw, int start, int end, out SocketError error)
         {
             int sent = NativeDatagramIO.Os.SendMany(raw, _messages + start, end - start, out error);

@@ -80,6 +80,7 @@ namespace WhereAllocation
         private int _nextToSend;     // first slot Send has not tried yet
         private int _failed;         // slots Send tried and the OS (or the family check) refused
         private int _addedSince;     // slots filled for sending (their iovec lengths may be cut) since the last Receive
+        private int _pendingFamilies; // families of the pending slots' sockaddrs, if known: 1 IPv4, 2 IPv6 (0 none added since emptied)
         private int _receivedSince;  // slots a receive filled (their msg_namelen is the sender's) since the last Receive
         private SocketError _deferredError; // SingleCalls: an error met after datagrams were taken, reported next time
         private volatile bool _disposed;
@@ -244,6 +245,7 @@ namespace WhereAllocation
             _count = 0;
             _nextToSend = 0;
             _failed = 0;
+            _pendingFamilies = 0;
         }
 
         // ----- reading slots -----
@@ -392,21 +394,22 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
         public bool TryAdd(ReadOnlySpan<byte> datagram, in EndPointKey remoteEndPoint)
         {
+            // The arguments first (they touch no native memory), then the slot under the count. Nothing between EnterBlock and
+            // ExitBlock can throw, so no try/finally: on Mono a method with one keeps its locals in memory, about 100 instructions
+            // per datagram here. (An asynchronous Thread.Abort in between would leave the count up: the block is then freed by
+            // its finalizer instead of Dispose, never under a call.)
+            if (datagram.Length > _slotSize || remoteEndPoint.IsEmpty) ThrowBadAdd(datagram.Length, remoteEndPoint.IsEmpty, nameof(datagram));
             EnterBlock();
-            try
-            {
-                if (datagram.Length > _slotSize) throw new ArgumentException("The datagram (" + datagram.Length + " bytes) is longer than a slot (" + _slotSize + " bytes).", nameof(datagram));
-                if (remoteEndPoint.IsEmpty) throw new ArgumentException("The recipient key is empty.", nameof(remoteEndPoint));
-                if (_count == _capacity) return false;
-                int index = _count;
-                datagram.CopyTo(new Span<byte>(_buffers + (long)index * _stride, _slotSize));
-                SetOutgoing(index, datagram.Length, remoteEndPoint);
-                return true;
-            }
-            finally
+            if (_count == _capacity)
             {
                 ExitBlock();
+                return false;
             }
+            int index = _count;
+            datagram.CopyTo(new Span<byte>(_buffers + (long)index * _stride, _slotSize));
+            SetOutgoing(index, datagram.Length, remoteEndPoint);
+            ExitBlock();
+            return true;
         }
 
         /// <summary>
@@ -418,33 +421,44 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
         public bool TryAdd(int length, in EndPointKey remoteEndPoint, out Span<byte> buffer)
         {
+            // As the other TryAdd: the arguments first, then the slot under the count, with nothing in between that can throw.
+            if ((uint)length > (uint)_slotSize || remoteEndPoint.IsEmpty) ThrowBadAdd(length, remoteEndPoint.IsEmpty, nameof(length));
             EnterBlock();
-            try
-            {
-                if ((uint)length > (uint)_slotSize) throw new ArgumentOutOfRangeException(nameof(length), length, "A slot holds 0.." + _slotSize + " bytes.");
-                if (remoteEndPoint.IsEmpty) throw new ArgumentException("The recipient key is empty.", nameof(remoteEndPoint));
-                if (_count == _capacity)
-                {
-                    buffer = default;
-                    return false;
-                }
-                int index = _count;
-                buffer = new Span<byte>(_buffers + (long)index * _stride, length);
-                SetOutgoing(index, length, remoteEndPoint);
-                return true;
-            }
-            finally
+            if (_count == _capacity)
             {
                 ExitBlock();
+                buffer = default;
+                return false;
             }
+            int index = _count;
+            buffer = new Span<byte>(_buffers + (long)index * _stride, length);
+            SetOutgoing(index, length, remoteEndPoint);
+            ExitBlock();
+            return true;
         }
 
+        /// <summary>The exception for a refused add, in the order the checks always had: disposed, then the length, then the key.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void ThrowBadAdd(int length, bool emptyKey, string lengthName)
+        {
+            ThrowIfDisposed();
+            if (length < 0 || length > _slotSize)
+            {
+                if (lengthName == "length") throw new ArgumentOutOfRangeException(lengthName, length, "A slot holds 0.." + _slotSize + " bytes.");
+                throw new ArgumentException("The datagram (" + length + " bytes) is longer than a slot (" + _slotSize + " bytes).", lengthName);
+            }
+            if (emptyKey) throw new ArgumentException("The recipient key is empty.", "remoteEndPoint");
+        }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)] // per datagram: one call level less on Mono and CoreCLR
         private void SetOutgoing(int index, int length, in EndPointKey remote)
         {
             ref Libc.LinuxMMsgHdr message = ref _messages[index];
             message.Length = (uint)length;
             message.Header.Flags = 0;
-            message.Header.NameLength = (uint)remote.WriteSockaddr(new Span<byte>(_names + index * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize), NativeDatagramIO.Format);
+            message.Header.NameLength = (uint)remote.WriteSockaddrAt(_names + index * SockaddrLayout.StorageSize, NativeDatagramIO.Format);
+            _iovecs[index].Length = (nuint)length; // a receive puts the slot size back (PrepareForReceive)
+            _pendingFamilies |= remote.AddressFamily == AddressFamily.InterNetwork ? 1 : 2;
             _sendErrors[index] = 0;
             _count = index + 1;
             if (_addedSince < _count) _addedSince = _count;
@@ -530,6 +544,7 @@ namespace WhereAllocation
             for (; i < _receivedSince; i++) _messages[i].Header.NameLength = SockaddrLayout.StorageSize;
             _addedSince = 0;
             _receivedSince = 0;
+            _pendingFamilies = 0;
             _count = 0;
             _nextToSend = 0;
             _failed = 0;
@@ -539,6 +554,7 @@ namespace WhereAllocation
         {
             SafeHandle handle = SocketHandles.Get(socket);
             bool socketAdded = false;
+            bool counted = false;
             try
             {
                 handle.DangerousAddRef(ref socketAdded); // throws ObjectDisposedException for a disposed socket
@@ -560,6 +576,13 @@ namespace WhereAllocation
                     int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
                     if (waited) NativeDatagramIO.PauseAfterEmptyReadiness(socket, handle); // readable, yet nothing came: no busy loop
+                    if (!counted)
+                    {
+                        // Counted as waiting until the handle is released (see NativeDatagramIO.Receive): a call on another thread
+                        // after a Dispose finds the socket disposed even while this one, woken, still holds the handle.
+                        SocketHandles.EnterWait();
+                        counted = true;
+                    }
                     if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;
                     waited = true;
                 }
@@ -567,6 +590,7 @@ namespace WhereAllocation
             finally
             {
                 if (socketAdded) handle.DangerousRelease();
+                if (counted) SocketHandles.ExitWait();
             }
         }
 
@@ -590,47 +614,59 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The batch or the socket has been disposed.</exception>
         public int Send(Socket socket)
         {
-            ThrowIfDisposed();
+            if (_disposed) ThrowDisposed(); // written out: one call level less per tick on Mono
             SocketExtensions.CheckSocket(socket);
             if (_nextToSend >= _count) return 0;
             if (!socket.IsBound && !socket.Connected) PathCalls.BindAnyOnce(socket);
+            // The batch counted in, and on the native path the socket's handle held, under one try/finally (each one costs a
+            // method's locals their registers on Mono).
             EnterBlock();
+            SafeHandle? handle = null;
+            bool socketAdded = false;
             try
             {
-                return SendHoldingBlock(socket);
+                FitPendingToSocket(socket.AddressFamily);
+                DatagramPath path = DatagramPaths.Active; // once per call: every slot of one call takes the same path
+                if (_mode == DatagramBatchMode.SingleCalls && path != DatagramPath.Native)
+                    return SendLoop(socket, path, IntPtr.Zero, null);
+                handle = SocketHandles.Get(socket);
+                handle.DangerousAddRef(ref socketAdded);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket);
+                return SendOnHandle(socket, handle.DangerousGetHandle(), handle);
             }
             finally
             {
+                if (socketAdded) handle!.DangerousRelease();
                 ExitBlock();
             }
         }
 
-        /// <summary>Send's work on the block, under the reference that <see cref="Send"/> holds.</summary>
-        private int SendHoldingBlock(Socket socket)
+        /// <summary>
+        /// The native send under the socket's handle reference. Apart from <see cref="Send"/>, whose try/finally would keep
+        /// this method's locals in memory on Mono.
+        /// </summary>
+        private int SendOnHandle(Socket socket, IntPtr raw, SafeHandle handle)
         {
-            FitPendingToSocket(socket.AddressFamily);
-            bool blocking = socket.Blocking;
-
-            DatagramPath path = DatagramPaths.Active; // once per call: every slot of one call takes the same path
-            if (_mode == DatagramBatchMode.SingleCalls && path != DatagramPath.Native)
-                return SendLoop(socket, path, IntPtr.Zero, null, blocking);
-
-            SafeHandle handle = SocketHandles.Get(socket);
-            bool socketAdded = false;
-            try
+            // The common case in one step: no slot refused or failed since the batch was emptied, nothing to segment, so one
+            // sendmmsg of every pending slot. What it leaves (a full send buffer, an error) goes on as in the loop.
+            if (_failed == 0 && _mode == DatagramBatchMode.MultiMessage && (!_segmentation || _count - _nextToSend == 1))
             {
-                handle.DangerousAddRef(ref socketAdded);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
-                return SendLoop(socket, path, handle.DangerousGetHandle(), handle, blocking);
+                int pending = _count - _nextToSend;
+                int went = NativeDatagramIO.Os.SendMany(raw, _messages + _nextToSend, pending, out SocketError error);
+                if (went == pending)
+                {
+                    _nextToSend = _count;
+                    return went;
+                }
+                int sent = 0;
+                if (!AfterSend(socket, raw, handle, went > 0 ? went : 0, error, ref sent)) return sent;
+                return sent + SendLoop(socket, DatagramPath.Native, raw, handle);
             }
-            finally
-            {
-                if (socketAdded) handle.DangerousRelease();
-            }
+            return SendLoop(socket, DatagramPath.Native, raw, handle);
         }
 
         /// <summary>Sends runs of sendable slots until all are tried or the socket cannot take more now.</summary>
-        private int SendLoop(Socket socket, DatagramPath path, IntPtr raw, SafeHandle? handle, bool blocking)
+        private int SendLoop(Socket socket, DatagramPath path, IntPtr raw, SafeHandle? handle)
         {
             int sent = 0;
             while (_nextToSend < _count)
@@ -640,62 +676,94 @@ namespace WhereAllocation
                     _nextToSend++; // refused before any system call (see FitPendingToSocket)
                     continue;
                 }
-                int end = _nextToSend + 1;
-                while (end < _count && _sendErrors[end] == 0) end++;
+                // The slots up to the next refused one; with no slot refused or failed since the batch was emptied, all of them.
+                int end = _count;
+                if (_failed != 0)
+                {
+                    end = _nextToSend + 1;
+                    while (end < _count && _sendErrors[end] == 0) end++;
+                }
 
                 SocketError error;
                 int went;
                 if (handle == null) went = SendSingleCallsOnRuntimePath(socket, path, _nextToSend, end, out error);
-                else if (_mode == DatagramBatchMode.MultiMessage) went = SendMultiMessage(raw, _nextToSend, end, out error);
-                else went = SendSingleCallsNative(raw, _nextToSend, end, out error);
-                _nextToSend += went;
-                sent += went;
-                if (error == SocketError.Success || error == SocketError.Interrupted) continue;
-                if (error == SocketError.WouldBlock)
-                {
-                    // The native sends never wait (where the OS can say so per call): a blocking socket waits for room here.
-                    if (blocking && handle != null)
-                    {
-                        NativeDatagramIO.TryWaitUntil(socket, raw, handle, true, Timeout.Infinite);
-                        continue;
-                    }
-                    break; // PendingCount tells the caller what is left
-                }
-                _sendErrors[_nextToSend] = (int)error;
-                _failed++;
-                _nextToSend++;
+                else if (_mode != DatagramBatchMode.MultiMessage) went = SendSingleCallsNative(raw, _nextToSend, end, out error);
+                else if (_segmentation && end - _nextToSend > 1) went = SendSegmented(raw, _nextToSend, end, out error);
+                else went = SendPlain(raw, _nextToSend, end, out error);
+                if (!AfterSend(socket, raw, handle, went, error, ref sent)) break;
             }
             return sent;
+        }
+
+        /// <summary>
+        /// Takes the result of one send call that started at the first pending slot: <paramref name="went"/> slots went, then
+        /// <paramref name="error"/>. Returns false when sending must stop for now (a full send buffer on a socket that does not
+        /// wait); an error of a datagram is recorded on its slot and sending goes on with the next.
+        /// </summary>
+        private bool AfterSend(Socket socket, IntPtr raw, SafeHandle? handle, int went, SocketError error, ref int sent)
+        {
+            _nextToSend += went;
+            sent += went;
+            if (error == SocketError.Success || error == SocketError.Interrupted) return true;
+            if (error == SocketError.WouldBlock)
+            {
+                // The native sends never wait (where the OS can say so per call): a blocking socket waits for room here.
+                // The socket's mode is asked only now, when it matters (a Send that found room never asks it).
+                if (handle != null && socket.Blocking)
+                {
+                    NativeDatagramIO.TryWaitUntil(socket, raw, handle, true, Timeout.Infinite);
+                    return true;
+                }
+                return false; // PendingCount tells the caller what is left
+            }
+            _sendErrors[_nextToSend] = (int)error;
+            _failed++;
+            _nextToSend++;
+            return true;
         }
 
         /// <summary>
         /// Gives every pending slot a sockaddr of the socket's family and its exact length; a recipient the
         /// socket cannot reach by family (IPv6 on an IPv4 socket) is marked AddressFamilyNotSupported.
         /// </summary>
+        /// <remarks>
+        /// A slot's sockaddr was written from its key by <see cref="SetOutgoing"/> (or here, for an earlier socket), so its family
+        /// field says which family it is: a slot already of the socket's family costs one comparison, and only the others are
+        /// parsed and written again.
+        /// </remarks>
         private void FitPendingToSocket(AddressFamily socketFamily)
         {
+            // Every slot added since the batch was emptied, or fitted last time, has the socket's family: nothing to look at.
+            int family = socketFamily == AddressFamily.InterNetwork ? 1 : 2;
+            if (_pendingFamilies == family) return;
+            _pendingFamilies = family; // after this loop every pending slot is of the socket's family, or refused
             SockaddrFormat format = NativeDatagramIO.Format;
+            int wanted = EndPointKey.SockaddrFamily(socketFamily, format);
             for (int i = _nextToSend; i < _count; i++)
             {
-                if (_sendErrors[i] != 0) continue;
-                ref Libc.LinuxMMsgHdr message = ref _messages[i];
-                _iovecs[i].Length = message.Length;
-                var name = new Span<byte>(_names + i * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize);
-                if (!EndPointKey.TryReadSockaddr(name, format, out EndPointKey key))
-                {
-                    Refuse(i);
-                    continue;
-                }
-                if (key.AddressFamily == socketFamily) continue; // TryAdd wrote it with its exact length
-                if (socketFamily == AddressFamily.InterNetworkV6) key = key.MapToIPv6(); // the OS says so if the socket is not dual-mode
-                else if (key.IsIPv4MappedToIPv6) key = key.MapToIPv4();
-                else
-                {
-                    Refuse(i);
-                    continue;
-                }
-                message.Header.NameLength = (uint)key.WriteSockaddr(name, format);
+                byte* name = _names + i * SockaddrLayout.StorageSize;
+                if (_sendErrors[i] == 0 && EndPointKey.ReadSockaddrFamily(name, format) != wanted) FitToSocket(i, name, socketFamily, format);
             }
+        }
+
+        /// <summary>Writes slot <paramref name="index"/>'s recipient again in the socket's family, or refuses it when the socket cannot reach it.</summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private void FitToSocket(int index, byte* name, AddressFamily socketFamily, SockaddrFormat format)
+        {
+            ref Libc.LinuxMMsgHdr message = ref _messages[index];
+            if (!EndPointKey.TryReadSockaddr(name, (int)message.Header.NameLength, format, out EndPointKey key))
+            {
+                Refuse(index);
+                return;
+            }
+            if (socketFamily == AddressFamily.InterNetworkV6) key = key.MapToIPv6(); // the OS says so if the socket is not dual-mode
+            else if (key.IsIPv4MappedToIPv6) key = key.MapToIPv4();
+            else
+            {
+                Refuse(index);
+                return;
+            }
+            message.Header.NameLength = (uint)key.WriteSockaddrAt(name, format);
         }
 
         private void Refuse(int index)
@@ -738,12 +806,14 @@ namespace WhereAllocation
         /// in a finally), so that a Dispose on another thread frees the block only after the call's last access.
         /// Throws ObjectDisposedException once the batch is disposed.
         /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void EnterBlock()
         {
             if (!_guard.TryEnter()) ThrowDisposed();
         }
 
         /// <summary>Counts the call out; the last one out after a Dispose frees the block.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void ExitBlock()
         {
             if (_guard.Exit()) _memory.Dispose();

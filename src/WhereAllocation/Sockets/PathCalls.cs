@@ -12,10 +12,10 @@ namespace WhereAllocation
     /// takes"). Arguments are checked before anything here is called.
     /// </summary>
     /// <remarks>
-    /// Two calls choose their path without coming here: the compatible receives <c>ReceiveFrom_NonAlloc(byte[], …,
-    /// IPEndPointNonAlloc)</c>, which a server runs per datagram and whose instruction count bench/ReceiveCost budgets
-    /// (on Mono each call level costs 15-20 instructions), test <see cref="DatagramPaths.Active"/> themselves and call
-    /// the native receive directly; any other path they send here.
+    /// Four calls a server makes per datagram test <see cref="DatagramPaths.Active"/> themselves and go straight to the
+    /// native path, whose instruction counts bench/ReceiveCost and bench/SendCost budget (on Mono each call level costs
+    /// 15-20 instructions): the compatible receives <c>ReceiveFrom_NonAlloc(byte[], …, IPEndPointNonAlloc)</c> and the
+    /// array forms of <c>SendTo_NonAlloc</c>. Any other path, and any argument that is not the simple case, they send here.
     /// </remarks>
     internal static class PathCalls
     {

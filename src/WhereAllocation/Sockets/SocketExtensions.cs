@@ -117,6 +117,12 @@ namespace WhereAllocation
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
             if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
+            if (DatagramPaths.s_active == DatagramPath.Native)
+            {
+                // A server's send loop: every check and the native send in one call (NativeDatagramIO.TrySendArray).
+                int sent = NativeDatagramIO.TrySendArray(socket, buffer, offset, size, socketFlags, remoteEndPoint.CurrentKey);
+                if (sent != NativeDatagramIO.NotSimple) return sent;
+            }
             CheckBuffer(socket, buffer, offset, size);
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint.CurrentKey);
         }
@@ -194,6 +200,12 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
+            if (DatagramPaths.s_active == DatagramPath.Native)
+            {
+                // A server's send loop: every check and the native send in one call (NativeDatagramIO.TrySendArray).
+                int sent = NativeDatagramIO.TrySendArray(socket, buffer, offset, size, socketFlags, remoteEndPoint);
+                if (sent != NativeDatagramIO.NotSimple) return sent;
+            }
             CheckBuffer(socket, buffer, offset, size);
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint);
         }

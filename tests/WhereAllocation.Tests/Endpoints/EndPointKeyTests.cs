@@ -221,6 +221,46 @@ namespace WhereAllocation.Tests
             Assert.Equal(h1, SeededHash.Hash(1, 2, 3, 0, 0));
         }
 
+        /// <summary>The hash with its rounds written out is SipHash-1-3 as the algorithm is stated: compared with a plain form here.</summary>
+        [Fact]
+        public void TheWrittenOutHashIsSipHash13()
+        {
+            var random = new Random(13);
+            var bytes = new byte[40];
+            for (int i = 0; i < 2000; i++)
+            {
+                random.NextBytes(bytes);
+                ulong m0 = BitConverter.ToUInt64(bytes, 0), m1 = BitConverter.ToUInt64(bytes, 8), m2 = BitConverter.ToUInt64(bytes, 16);
+                ulong k0 = BitConverter.ToUInt64(bytes, 24), k1 = BitConverter.ToUInt64(bytes, 32);
+                Assert.Equal(PlainSipHash13(m0, m1, m2, k0, k1), SeededHash.Hash(m0, m1, m2, k0, k1));
+            }
+        }
+
+        // SipHash-c-d with c = 1 compression round per 8-byte block and d = 3 finalisation rounds, one SipRound per call.
+        private static ulong PlainSipHash13(ulong m0, ulong m1, ulong m2, ulong k0, ulong k1)
+        {
+            ulong[] v = { k0 ^ 0x736f6d6570736575UL, k1 ^ 0x646f72616e646f6dUL, k0 ^ 0x6c7967656e657261UL, k1 ^ 0x7465646279746573UL };
+            foreach (ulong m in new[] { m0, m1, m2, 24UL << 56 })
+            {
+                v[3] ^= m;
+                SipRound(v);
+                v[0] ^= m;
+            }
+            v[2] ^= 0xff;
+            for (int r = 0; r < 3; r++) SipRound(v);
+            return v[0] ^ v[1] ^ v[2] ^ v[3];
+        }
+
+        private static void SipRound(ulong[] v)
+        {
+            v[0] += v[1]; v[1] = Rotate(v[1], 13); v[1] ^= v[0]; v[0] = Rotate(v[0], 32);
+            v[2] += v[3]; v[3] = Rotate(v[3], 16); v[3] ^= v[2];
+            v[0] += v[3]; v[3] = Rotate(v[3], 21); v[3] ^= v[0];
+            v[2] += v[1]; v[1] = Rotate(v[1], 17); v[1] ^= v[2]; v[2] = Rotate(v[2], 32);
+        }
+
+        private static ulong Rotate(ulong x, int bits) => (x << bits) | (x >> (64 - bits));
+
         [Fact]
         public void BadArgumentsAreRefused()
         {
