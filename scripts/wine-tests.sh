@@ -24,12 +24,8 @@ exe=$bin/WhereAllocation.Tests.exe
 logs=$dir/logs
 # A prefix of this checkout's own: its wineserver is started and stopped here without touching anyone else's.
 export WINEPREFIX=$dir/prefix
-export WINEARCH=win64
-# Wine's own messages off; the runner's output is kept.
-export WINEDEBUG=-all
-# The .NET runtime's W^X double mapping of JIT code, under Wine 8: the finalizer thread's release of a
-# dynamic method's code crashes with "Internal CLR error (0x80131506)" (see docs/testing-under-wine.md).
-export DOTNET_EnableWriteXorExecute=0
+# shellcheck source=scripts/wine-prefix.sh
+. scripts/wine-prefix.sh
 
 fail_setup() {
   echo "wine-tests: $1"
@@ -47,19 +43,7 @@ if ! dotnet publish tests/WhereAllocation.Tests.Windows -c Release -r win-x64 --
   fail_setup "publish failed"
 fi
 
-# Create the prefix once (about 10 s), reporting Windows 10 (.NET 10 supports Windows 10 and later; Wine 8's
-# new prefixes say Windows 7). Wine's offers to install its own Mono and Gecko are turned off meanwhile.
-if [ ! -f "$WINEPREFIX/.where-allocation-ready" ]; then
-  echo "wine-tests: creating the Wine prefix $WINEPREFIX"
-  rm -rf "$WINEPREFIX"
-  if ! WINEDLLOVERRIDES="mscoree,mshtml=" wine wineboot --init >"$logs/prefix.txt" 2>&1 </dev/null \
-     || ! wine reg add 'HKEY_CURRENT_USER\Software\Wine' /v Version /t REG_SZ /d win10 /f >>"$logs/prefix.txt" 2>&1 </dev/null \
-     || ! wineserver -w; then
-    cat "$logs/prefix.txt"
-    fail_setup "could not create the Wine prefix"
-  fi
-  touch "$WINEPREFIX/.where-allocation-ready"
-fi
+wine_prefix_ready "$logs/prefix.txt" wine-tests || fail_setup "could not create the Wine prefix"
 
 # One wineserver for all the per-class processes (it would otherwise start and stop with each), stopped at the end.
 wineserver -p >/dev/null 2>&1 </dev/null

@@ -57,7 +57,7 @@ namespace WhereAllocation.Bench.AwaitStress
             Console.WriteLine("  allocation meter: " + (meter.Works
                 ? $"{meter.Name} (saw {meter.CanarySeen} B of a byte[{ProcessAllocations.CanaryLength}] canary)"
                 : $"{ProcessAllocations.NoCounter}: {meter.Name} saw {meter.CanarySeen} B of a byte[{ProcessAllocations.CanaryLength}] canary"));
-            long bare = BareAwait.Bytes(meter, 10_000);
+            long bare = meter.Works ? WhereAllocation.Tests.BareAwait.LeastBytes(meter.Read, 10_000) : -1;
             if (bare >= 0) Console.WriteLine($"  the runtime's own cost of resuming an await (a bare IValueTaskSource, no library code): {bare / 10_000.0:0.00} B per await");
             Console.WriteLine("  0 B per await: " + why);
 

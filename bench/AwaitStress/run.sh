@@ -115,20 +115,12 @@ if [ "$with_wine" = 1 ]; then
     cat "$logs/publish.txt"
     fail_setup "publish for win-x64 failed"
   fi
-  # The Wine prefix and settings as scripts/wine-tests.sh makes them (docs/testing-under-wine.md), in a prefix of this
-  # benchmark's own, so that neither run stops the other's wineserver.
-  export WINEPREFIX=$dir/wine-prefix WINEARCH=win64 WINEDEBUG=-all DOTNET_EnableWriteXorExecute=0
-  if [ ! -f "$WINEPREFIX/.where-allocation-ready" ]; then
-    echo "await-stress: creating the Wine prefix $WINEPREFIX"
-    rm -rf "$WINEPREFIX"
-    if ! WINEDLLOVERRIDES="mscoree,mshtml=" wine wineboot --init >"$logs/prefix.txt" 2>&1 </dev/null \
-       || ! wine reg add 'HKEY_CURRENT_USER\Software\Wine' /v Version /t REG_SZ /d win10 /f >>"$logs/prefix.txt" 2>&1 </dev/null \
-       || ! wineserver -w; then
-      cat "$logs/prefix.txt"
-      fail_setup "could not create the Wine prefix"
-    fi
-    touch "$WINEPREFIX/.where-allocation-ready"
-  fi
+  # The Wine prefix and settings of scripts/wine-tests.sh (docs/testing-under-wine.md), in a prefix of this benchmark's
+  # own, so that neither run stops the other's wineserver.
+  export WINEPREFIX=$dir/wine-prefix
+  # shellcheck source=scripts/wine-prefix.sh
+  . scripts/wine-prefix.sh
+  wine_prefix_ready "$logs/prefix.txt" await-stress || fail_setup "could not create the Wine prefix"
   # Processes of this prefix (found by their environment), for the cleanup after a wineserver that died.
   prefix_processes() {
     local p

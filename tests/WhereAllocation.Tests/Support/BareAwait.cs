@@ -1,34 +1,38 @@
 using System;
-using System.Threading;
 using System.Threading.Tasks;
 using System.Threading.Tasks.Sources;
 
-namespace WhereAllocation.Bench.AwaitStress
+namespace WhereAllocation.Tests
 {
     /// <summary>
-    /// What the runtime itself allocates to suspend and resume an await of a <see cref="ValueTask{TResult}"/> of
-    /// <see cref="ReceivedDatagram"/> backed by an <see cref="IValueTaskSource{TResult}"/>, with no library code: a source
-    /// of a few lines, completed and resumed inline by one thread, counted by the same whole-process meter. 0 on CoreCLR
-    /// and Mono on Linux; under Wine the win-x64 runtime allocates per resume (docs/testing-under-wine.md), and the
-    /// library's awaits are then held to costing no more than this.
+    /// An await of a <see cref="ValueTask{TResult}"/> of <see cref="ReceivedDatagram"/> backed by an
+    /// <see cref="IValueTaskSource{TResult}"/> of a few lines, with no library code: completed and resumed inline by the
+    /// measuring thread, in a loop shaped like the allocation tests' own, so that what it allocates is the runtime's own
+    /// cost of suspending and resuming an await. Shared by the suite (<see cref="AwaitResumeCost"/>) and bench/AwaitStress,
+    /// each with its own meter.
     /// </summary>
-    internal static class BareAwait
+    public static class BareAwait
     {
-        /// <summary>The least bytes over 3 rounds of <paramref name="awaits"/> resumes, after 2 000 resumes of warm-up; -1 without a working meter.</summary>
-        public static long Bytes(ProcessAllocations meter, int awaits)
+        /// <summary>The datagram length every bare await returns.</summary>
+        public const int Length = 64;
+
+        /// <summary>
+        /// The least bytes <paramref name="read"/> sees over 3 rounds of <paramref name="awaits"/> resumes, after 2 000 resumes
+        /// of warm-up, all on the calling thread.
+        /// </summary>
+        public static long LeastBytes(Func<long> read, int awaits)
         {
-            if (!meter.Works) return -1;
             const int WarmUp = 2000;
             var source = new Source();
-            // One await more than the resumes: the last resume ends the loop.
+            // One await more than the resumes measured: the last resume, outside the rounds, ends the loop.
             Task loop = Loop(source, WarmUp + 3 * awaits + 1);
             for (int i = 0; i < WarmUp; i++) source.Resume();
             long least = long.MaxValue;
             for (int round = 0; round < 3; round++)
             {
-                long before = meter.Read();
+                long before = read();
                 for (int i = 0; i < awaits; i++) source.Resume();
-                least = Math.Min(least, meter.Read() - before);
+                least = Math.Min(least, read() - before);
             }
             source.Resume();
             if (!loop.IsCompleted) throw new InvalidOperationException("the bare await loop did not end with its last resume");
@@ -39,8 +43,9 @@ namespace WhereAllocation.Bench.AwaitStress
         {
             for (int i = 0; i < awaits; i++)
             {
-                ReceivedDatagram datagram = await source.Next();
-                if (datagram.Length != Receiver.DatagramLength) throw new InvalidOperationException("wrong length " + datagram.Length);
+                ValueTask<ReceivedDatagram> next = source.Next();
+                ReceivedDatagram datagram = await next;
+                if (datagram.Length != Length) throw new InvalidOperationException("wrong length " + datagram.Length);
             }
         }
 
@@ -53,7 +58,7 @@ namespace WhereAllocation.Bench.AwaitStress
 
             public ValueTask<ReceivedDatagram> Next() => new ValueTask<ReceivedDatagram>(this, ++_version);
 
-            /// <summary>Completes the waiting await and runs its continuation on this thread, up to the loop's next await.</summary>
+            /// <summary>Completes the pending await and runs its continuation on this thread, up to the loop's next await.</summary>
             public void Resume()
             {
                 Action<object?> continuation = _continuation ?? throw new InvalidOperationException("nothing awaits");
@@ -73,7 +78,7 @@ namespace WhereAllocation.Bench.AwaitStress
             public ReceivedDatagram GetResult(short token)
             {
                 _completed = false;
-                return new ReceivedDatagram(Receiver.DatagramLength, false, default);
+                return new ReceivedDatagram(Length, false, default);
             }
         }
     }
