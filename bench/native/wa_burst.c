@@ -48,13 +48,6 @@ static void usage(FILE *f)
         "  --cpu K                pin to CPU K (default -1: do not pin)\n");
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static int bind_loopback(const char *address, int rcvbuf)
 {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -173,7 +166,7 @@ int main(int argc, char **argv)
     uint64_t cpu_ns = 0, wall_ns = 0, sent = 0, lost = 0, wrong = 0;
     for (long long b0 = 0; b0 < bursts; b0 += per_chunk) {
         long long b1 = b0 + per_chunk < bursts ? b0 + per_chunk : bursts;
-        uint64_t c0 = thread_cpu_ns(), w0 = wa_now_ns();
+        uint64_t c0 = wa_thread_cpu_ns(), w0 = wa_now_ns();
         for (long long k = b0; k < b1; k++) {
             for (int i = 0; i < b; i++) {
                 uint32_t burst_no = (uint32_t)k, place = (uint32_t)i;
@@ -209,7 +202,7 @@ int main(int argc, char **argv)
                 }
             }
         }
-        cpu_ns += thread_cpu_ns() - c0;
+        cpu_ns += wa_thread_cpu_ns() - c0;
         wall_ns += wa_now_ns() - w0;
         sent += (uint64_t)(b1 - b0) * (uint64_t)b;
         /* The peer must hold every datagram of these bursts, in order, and nothing else. */

@@ -120,6 +120,14 @@ static inline uint64_t wa_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time the calling thread has used, in ns (CLOCK_THREAD_CPUTIME_ID). */
+static inline uint64_t wa_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Sleeps until the CLOCK_MONOTONIC time t_ns (absolute). */
 static inline void wa_sleep_until_ns(uint64_t t_ns)
 {

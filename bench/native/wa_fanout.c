@@ -32,13 +32,6 @@ static void usage(FILE *f)
         "  --cpu K                pin to CPU K (default -1: do not pin)\n");
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static void stamp(uint8_t *buf, uint32_t dest, uint32_t tick)
 {
     memcpy(buf, &dest, 4);
@@ -140,7 +133,7 @@ int main(int argc, char **argv)
     uint64_t cpu_ns = 0, wall_ns = 0, sent = 0, lost = 0, wrong = 0;
     for (long long t0 = 0; t0 < ticks; t0 += chunk) {
         long long t1 = t0 + chunk < ticks ? t0 + chunk : ticks;
-        uint64_t c0 = thread_cpu_ns(), w0 = wa_now_ns();
+        uint64_t c0 = wa_thread_cpu_ns(), w0 = wa_now_ns();
         for (long long t = t0; t < t1; t++) {
             if (use_mmsg) {
                 for (int i = 0; i < n; i++)
@@ -167,7 +160,7 @@ int main(int argc, char **argv)
                 }
             }
         }
-        cpu_ns += thread_cpu_ns() - c0;
+        cpu_ns += wa_thread_cpu_ns() - c0;
         wall_ns += wa_now_ns() - w0;
         sent += (uint64_t)(t1 - t0) * (uint64_t)n;
         /* Drain and check: every destination gets exactly its datagrams of these ticks. */
