@@ -17,6 +17,32 @@ namespace WhereAllocation.Samples.DatagramServer
         [DllImport("libc", EntryPoint = "recvfrom", SetLastError = true)]
         public static extern nint RecvFrom(int socket, byte* buffer, nuint length, int flags, byte* address, uint* addressLength);
 
+        /// <summary>struct iovec.</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        public struct IoVec
+        {
+            public byte* Base;
+            public nuint Length;
+        }
+
+        /// <summary>struct mmsghdr on 64-bit Linux (x86-64, arm64): a 56-byte msghdr, then msg_len (64 bytes in all).</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        public struct MMsgHdr
+        {
+            public byte* Name;
+            public uint NameLength;
+            public IoVec* Iov;
+            public nuint IovLength;
+            public void* Control;
+            public nuint ControlLength;
+            public int Flags;
+            private int _padding; // msghdr is 56 bytes: msg_len comes at 56
+            public uint Length;
+        }
+
+        [DllImport("libc", EntryPoint = "recvmmsg", SetLastError = true)]
+        public static extern int RecvMMsg(int socket, MMsgHdr* messages, uint count, int flags, void* timeout);
+
         [StructLayout(LayoutKind.Sequential)]
         private struct PollFd
         {

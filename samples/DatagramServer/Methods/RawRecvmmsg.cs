@@ -25,37 +25,12 @@ namespace WhereAllocation.Samples.DatagramServer
         private const int NameSize = 32; // a sockaddr_in6 (28 bytes), rounded up
 
         [StructLayout(LayoutKind.Sequential)]
-        private struct IoVec
-        {
-            public void* Base;
-            public nuint Length;
-        }
-
-        // struct mmsghdr on Linux x86-64 and arm64: a 56-byte msghdr, then msg_len (64 bytes in all).
-        [StructLayout(LayoutKind.Sequential)]
-        private struct MMsgHdr
-        {
-            public void* Name;
-            public uint NameLength;
-            public IoVec* Iov;
-            public nuint IovLength;
-            public void* Control;
-            public nuint ControlLength;
-            public int Flags;
-            private int _padding;
-            public uint Length;
-        }
-
-        [StructLayout(LayoutKind.Sequential)]
         private struct PollFd
         {
             public int Descriptor;
             public short Events;
             public short ReturnedEvents;
         }
-
-        [DllImport("libc", EntryPoint = "recvmmsg", SetLastError = true)]
-        private static extern int RecvMMsg(int socket, MMsgHdr* messages, uint count, int flags, void* timeout);
 
         [DllImport("libc", EntryPoint = "poll", SetLastError = true)]
         private static extern int Poll(PollFd* descriptors, nuint count, int timeoutMilliseconds);
@@ -64,7 +39,7 @@ namespace WhereAllocation.Samples.DatagramServer
             : base("raw-recvmmsg", "for scale only: [DllImport] recvmmsg of 64 on socket.Handle, no handle reference or checks, senders not asked for, Encoding.UTF8.GetChars") { }
 
         public override string? Unavailable =>
-            RuntimeInformation.IsOSPlatform(OSPlatform.Linux) && sizeof(MMsgHdr) == 64 ? null : "it calls Linux's recvmmsg directly (x86-64 or arm64 layout)";
+            RuntimeInformation.IsOSPlatform(OSPlatform.Linux) && sizeof(RawCalls.MMsgHdr) == 64 ? null : "it calls Linux's recvmmsg directly (x86-64 or arm64 layout)";
 
         public override void Receive(Socket socket, ReceiveRun run)
         {
@@ -72,12 +47,12 @@ namespace WhereAllocation.Samples.DatagramServer
             Encoding utf8 = Encoding.UTF8;
             int descriptor = (int)socket.Handle;
             int slot = run.BufferSize;
-            int bytes = Batch * (sizeof(MMsgHdr) + sizeof(IoVec) + NameSize + slot);
+            int bytes = Batch * (sizeof(RawCalls.MMsgHdr) + sizeof(RawCalls.IoVec) + NameSize + slot);
             IntPtr memory = Marshal.AllocHGlobal(bytes);
             try
             {
-                var messages = (MMsgHdr*)memory;
-                var iovecs = (IoVec*)(messages + Batch);
+                var messages = (RawCalls.MMsgHdr*)memory;
+                var iovecs = (RawCalls.IoVec*)(messages + Batch);
                 byte* names = (byte*)(iovecs + Batch);
                 byte* buffers = names + Batch * NameSize;
                 new Span<byte>((void*)memory, bytes).Clear();
@@ -95,7 +70,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 while (!done)
                 {
                     // Blocks for the first datagram, then takes what else is queued, as wa-recv's recvmmsg does.
-                    int received = RecvMMsg(descriptor, messages, Batch, MsgWaitForOne, null);
+                    int received = RawCalls.RecvMMsg(descriptor, messages, Batch, MsgWaitForOne, null);
                     if (received < 0)
                     {
                         int errno = Marshal.GetLastWin32Error();

@@ -31,12 +31,6 @@ namespace WhereAllocation.Samples.DatagramServer
         public const int Size = 64;
         private const int Batch = 64;
 
-        [DllImport("libc", EntryPoint = "recvfrom", SetLastError = true)]
-        private static extern nint RecvFrom(int socket, byte* buffer, nuint length, int flags, byte* address, uint* addressLength);
-
-        [DllImport("libc", EntryPoint = "recvmmsg", SetLastError = true)]
-        private static extern int RecvMMsg(int socket, SendNative.MMsgHdr* messages, uint count, int flags, void* timeout);
-
         public sealed class Row
         {
             public string Receiver = "";
@@ -362,7 +356,7 @@ namespace WhereAllocation.Samples.DatagramServer
             private readonly DatagramBatch _batch = new DatagramBatch(Batch, 2048);
             private readonly byte[] _buffer = new byte[2048];
             private readonly IntPtr _native;
-            private readonly SendNative.MMsgHdr* _messages;
+            private readonly RawCalls.MMsgHdr* _messages;
             private readonly byte* _names;
             private readonly byte* _data;
             private readonly BareTable _bare;
@@ -385,9 +379,9 @@ namespace WhereAllocation.Samples.DatagramServer
                     ushort port = (ushort)((local.Port >> 8) | ((local.Port & 0xff) << 8));
                     _bare.Add(((ulong)address << 16) | port, i);
                 }
-                _native = Marshal.AllocHGlobal(Batch * (sizeof(SendNative.MMsgHdr) + sizeof(SendNative.IoVec) + 128 + 2048));
-                _messages = (SendNative.MMsgHdr*)_native;
-                var iovecs = (SendNative.IoVec*)(_messages + Batch);
+                _native = Marshal.AllocHGlobal(Batch * (sizeof(RawCalls.MMsgHdr) + sizeof(RawCalls.IoVec) + 128 + 2048));
+                _messages = (RawCalls.MMsgHdr*)_native;
+                var iovecs = (RawCalls.IoVec*)(_messages + Batch);
                 _names = (byte*)(iovecs + Batch);
                 _data = _names + Batch * 128;
                 for (int i = 0; i < Batch; i++)
@@ -482,7 +476,7 @@ namespace WhereAllocation.Samples.DatagramServer
                     case "raw-recvmmsg+lookup": // the least lookup: sender address and port as one word, a bare open-addressing table
                         while (true)
                         {
-                            int n = RecvMMsg(_fd, _messages, Batch, SendNative.MsgDontWait, null);
+                            int n = RawCalls.RecvMMsg(_fd, _messages, Batch, SendNative.MsgDontWait, null);
                             if (n <= 0) break;
                             for (int i = 0; i < n; i++)
                             {
@@ -498,7 +492,7 @@ namespace WhereAllocation.Samples.DatagramServer
                         fixed (byte* buffer = _buffer)
                         {
                             uint length = 128;
-                            while (RecvFrom(_fd, buffer, 2048, SendNative.MsgDontWait, _names, &length) >= 0)
+                            while (RawCalls.RecvFrom(_fd, buffer, 2048, SendNative.MsgDontWait, _names, &length) >= 0)
                             {
                                 length = 128;
                                 got++;
@@ -508,7 +502,7 @@ namespace WhereAllocation.Samples.DatagramServer
                     case "raw-recvmmsg":
                         while (true)
                         {
-                            int n = RecvMMsg(_fd, _messages, Batch, SendNative.MsgDontWait, null);
+                            int n = RawCalls.RecvMMsg(_fd, _messages, Batch, SendNative.MsgDontWait, null);
                             if (n <= 0) break;
                             for (int i = 0; i < n; i++) _messages[i].NameLength = 128;
                             got += n;

@@ -219,7 +219,7 @@ namespace WhereAllocation.Samples.DatagramServer
             private readonly IntPtr _native; // sockaddrs, per-destination buffers, iovecs and mmsghdrs for the raw rows
             private readonly byte* _names;
             private readonly byte* _buffers;
-            private readonly SendNative.MMsgHdr* _messages;
+            private readonly RawCalls.MMsgHdr* _messages;
 
             public Destinations(int n, int size)
             {
@@ -233,11 +233,11 @@ namespace WhereAllocation.Samples.DatagramServer
                 _batch = new DatagramBatch(MultiMessageBatch, size);
                 _sender = DatagramSockets.Bind(new IPEndPoint(IPAddress.Loopback, 0));
                 _senderFd = (int)_sender.Handle;
-                _native = Marshal.AllocHGlobal(n * (16 + size + sizeof(SendNative.IoVec) + sizeof(SendNative.MMsgHdr)));
+                _native = Marshal.AllocHGlobal(n * (16 + size + sizeof(RawCalls.IoVec) + sizeof(RawCalls.MMsgHdr)));
                 _names = (byte*)_native;
                 _buffers = _names + n * 16;
-                var iovecs = (SendNative.IoVec*)(_buffers + n * size);
-                _messages = (SendNative.MMsgHdr*)(iovecs + n);
+                var iovecs = (RawCalls.IoVec*)(_buffers + n * size);
+                _messages = (RawCalls.MMsgHdr*)(iovecs + n);
                 for (int i = 0; i < n; i++)
                 {
                     Socket receiver = DatagramSockets.Bind(new IPEndPoint(SendNative.DestinationAddress(i), 0));

@@ -9,33 +9,11 @@ namespace WhereAllocation.Samples.DatagramServer
     {
         public const int MsgDontWait = 0x40;
 
-        [StructLayout(LayoutKind.Sequential)]
-        public struct IoVec
-        {
-            public byte* Base;
-            public nuint Length;
-        }
-
-        /// <summary>struct mmsghdr on 64-bit Linux: msghdr (56 bytes) and msg_len.</summary>
-        [StructLayout(LayoutKind.Sequential)]
-        public struct MMsgHdr
-        {
-            public byte* Name;
-            public uint NameLength;
-            public IoVec* Iov;
-            public nuint IovLength;
-            public void* Control;
-            public nuint ControlLength;
-            public int Flags;
-            private int _padding; // msghdr is 56 bytes: msg_len comes at 56
-            public uint Length;
-        }
-
         [DllImport("libc", EntryPoint = "sendto", SetLastError = true)]
         public static extern nint SendTo(int socket, byte* buffer, nuint length, int flags, byte* address, uint addressLength);
 
         [DllImport("libc", EntryPoint = "sendmmsg", SetLastError = true)]
-        public static extern int SendMMsg(int socket, MMsgHdr* messages, uint count, int flags);
+        public static extern int SendMMsg(int socket, RawCalls.MMsgHdr* messages, uint count, int flags);
 
         [DllImport("libc", EntryPoint = "recv", SetLastError = true)]
         public static extern nint Recv(int socket, byte* buffer, nuint length, int flags);
