@@ -297,8 +297,6 @@ namespace WhereAllocation
             family == AddressFamily.InterNetwork ? SockaddrLayout.LinuxAfInet : Inet6(format);
 
         // MemoryMarshal.Write takes 'ref' on netstandard2.1 and 'in' on .NET 8; one helper serves both.
-        private static void Store(Span<byte> destination, ushort value) => MemoryMarshal.Cast<byte, ushort>(destination.Slice(0, 2))[0] = value;
-
         private static void Store(Span<byte> destination, uint value) => MemoryMarshal.Cast<byte, uint>(destination.Slice(0, 4))[0] = value;
 
         private static void Store(Span<byte> destination, ulong value) => MemoryMarshal.Cast<byte, ulong>(destination.Slice(0, 8))[0] = value;
