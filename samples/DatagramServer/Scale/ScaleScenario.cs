@@ -14,7 +14,8 @@ namespace WhereAllocation.Samples.DatagramServer
     /// Many peers (--mode scale): N distinct senders (sockets bound to 127.2.x.y, so distinct source addresses and ports)
     /// fill the receive queue, round-robin, so that no two datagrams in a row come from the same sender (for N > 1); then one
     /// receiver drains it alone and its CPU time per datagram is measured. The library's receivers look every sender up in a
-    /// PeerTable holding all N (the work every server does), and check that the peer found is the one that sent; the floors
+    /// PeerTable holding all N (the work every server does), and check that the peer found is the one that sent
+    /// (library-batch+lookup-many looks a batch's senders up together, PeerTable.TryGetMany, their slots fetched ahead); the floors
     /// are bare recvfrom / recvmmsg P/Invokes that take the sender's address and do nothing with it (and raw-recvmmsg+lookup
     /// a one-word open-addressing table after them); library-batch+bare-lookup puts that one-word table after the library's batch
     /// instead of the PeerTable, which tells the memory a table of N peers costs in the library's loop from the PeerTable's own
@@ -40,7 +41,7 @@ namespace WhereAllocation.Samples.DatagramServer
     {
         public static readonly string[] Receivers =
         {
-            "library+lookup", "library-batch+lookup", "library-batch", "library-batch+bare-lookup", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup",
+            "library+lookup", "library-batch+lookup", "library-batch+lookup-many", "library-batch", "library-batch+bare-lookup", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup",
             "c-recvfrom", "c-recvmmsg", "c-recvfrom+lookup", "c-recvmmsg+lookup",
         };
 
@@ -266,7 +267,13 @@ namespace WhereAllocation.Samples.DatagramServer
                     + Beyond(rows, "library-batch+lookup", "c-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + " (C's lookup's own growth: c-recvmmsg+lookup / c-recvmmsg "
                     + Beyond(rows, "c-recvmmsg+lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
-                    + "); against the bare P/Invoke floors: library+lookup / raw-recvfrom "
+                    + "); the batch's senders looked up together (TryGetMany): library-batch+lookup-many / c-recvmmsg "
+                    + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + ", / c-recvmmsg+lookup "
+                    + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + ", / library-batch+lookup "
+                    + Beyond(rows, "library-batch+lookup-many", "library-batch+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + "; against the bare P/Invoke floors: library+lookup / raw-recvfrom "
                     + Beyond(rows, "library+lookup", "raw-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + ", library-batch+lookup / raw-recvmmsg "
                     + Beyond(rows, "library-batch+lookup", "raw-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
@@ -327,7 +334,9 @@ namespace WhereAllocation.Samples.DatagramServer
                 + (extra >= 0 ? "+" : "") + extra.ToString("F0", CultureInfo.InvariantCulture) + " ns per datagram; a one-word table in its place "
                 + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x) and "
                 + Beyond(rows, "library-batch+lookup", "c-recvmmsg+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg + the same lookup's ("
-                + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatchLookup.ToString("F2", CultureInfo.InvariantCulture) + "), the one-call receive + lookup "
+                + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatchLookup.ToString("F2", CultureInfo.InvariantCulture) + "; looked up together by TryGetMany "
+                + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x and "
+                + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x), the one-call receive + lookup "
                 + Beyond(rows, "library+lookup", "c-recvfrom", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's and "
                 + Beyond(rows, "library+lookup", "c-recvfrom+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom + lookup's; "
                 + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost, " + wrong + " wrong peer";
@@ -471,6 +480,10 @@ namespace WhereAllocation.Samples.DatagramServer
             private readonly byte* _names;
             private readonly byte* _data;
             private readonly BareTable _bare;
+            private readonly EndPointKey[] _keys = new EndPointKey[Batch];
+            private readonly int[] _values = new int[Batch];
+            private readonly bool[] _found = new bool[Batch];
+            private readonly int[] _sentBy = new int[Batch];
 
             public Receiver(int n, Senders senders, int receiveBuffer)
             {
@@ -539,6 +552,23 @@ namespace WhereAllocation.Samples.DatagramServer
                                 {
                                     ReadOnlySpan<byte> datagram = reader.GetDatagram(i, out EndPointKey from);
                                     if (!_peers.TryGet(from, out int peer) || peer != MemoryMarshal.Read<int>(datagram.Slice(4))) wrong++;
+                                }
+                            }
+                            got += n;
+                        }
+                        break;
+                    case "library-batch+lookup-many": // the batch's keys looked up together (PeerTable.TryGetMany: hashed first, their slots fetched ahead)
+                        while (true)
+                        {
+                            int n = _batch.Receive(_socket);
+                            if (n == 0) break;
+                            using (DatagramBatch.Reader reader = _batch.BeginRead())
+                            {
+                                for (int i = 0; i < n; i++) _sentBy[i] = MemoryMarshal.Read<int>(reader.GetDatagram(i, out _keys[i]).Slice(4));
+                                _peers.TryGetMany(new ReadOnlySpan<EndPointKey>(_keys, 0, n), _values, _found);
+                                for (int i = 0; i < n; i++)
+                                {
+                                    if (!_found[i] || _values[i] != _sentBy[i]) wrong++;
                                 }
                             }
                             got += n;
