@@ -197,6 +197,32 @@ run_pair shards-2-recvfrom-mmsg-sender \
     '[ "$oor" = 0 ] && [ "$drops" = 0 ] && [ "$received" = 4000 ] && [ "$(key "$rline" shard_received | tr , "\n" | grep -c "^[1-9]")" = 2 ]' \
     wa-shards
 
+# --peers: every datagram's sender looked up in a table read from a file and
+# checked against the int at payload offset 4.  wa-sender's ports are
+# ephemeral, so the file lists every port of 127.0.0.1; offset 4..7 of a
+# datagram whose sequence number is below 100000 is "0000", the int
+# 0x30303030 = 808464432, which is every listed peer's index.  Received on a
+# dual socket the senders are IPv4-mapped and must be found as IPv4 peers.
+seq 1 65535 | awk '{ print "127.0.0.1", $1, 808464432 }' >"$tmp/peers-all.txt"
+seq 1 100 | awk 'BEGIN { print "# not the sender" } { print "127.9.9.9", $1, 7 }' >"$tmp/peers-other.txt"
+run_pair peers-dual-recvmmsg-mapped \
+    "--bind dual --method recvmmsg --batch 64 --count 5000 --drain --no-check --peers $tmp/peers-all.txt" \
+    "--host 127.0.0.1 --mode gso --count 5000" \
+    '[ "$drops" = 0 ] && [ "$received" = 5000 ] && [ "$(key "$rline" wrong_peer)" = 0 ]'
+run_pair peers-recvfrom-not-listed \
+    "--bind 127.0.0.1 --method recvfrom --count 2000 --peers $tmp/peers-other.txt" \
+    "--host 127.0.0.1 --mode plain --count 2000" \
+    '[ "$oor" = 0 ] && [ "$drops" = 0 ] && [ "$(key "$rline" wrong_peer)" = 2000 ]'
+echo "== peers-bad-file"
+printf '127.0.0.1 80 1\nnot-an-address 80 2\n' >"$tmp/peers-bad.txt"
+timeout 10 "$bin/wa-recv" --count 10 --peers "$tmp/peers-bad.txt" >/dev/null 2>"$tmp/peers-bad.err"; rc=$?
+timeout 10 "$bin/wa-recv" --count 10 --peers "$tmp/no-such-file" >/dev/null 2>&1; rc2=$?
+if [ $rc = 1 ] && [ $rc2 = 1 ] && grep -q "peers-bad.txt:2" "$tmp/peers-bad.err"; then
+    ok "peers-bad-file"
+else
+    bad "peers-bad-file" "exit $rc and $rc2: $(cat "$tmp/peers-bad.err")"
+fi
+
 # wa-fanout and wa-burst check every datagram at its destination themselves and exit 3 when one is missing or wrong:
 # each method once, small, with the counts they report checked too
 for args in "fanout sendto" "fanout sendmmsg"; do

@@ -15,6 +15,14 @@
  * growing (a sender filled it beforehand), then times only the loop that
  * empties it, so that the sender cannot set the pace.
  *
+ * With --peers FILE it also finds the peer of every datagram, as a server
+ * does: a table of the senders listed in FILE ("address port index" lines;
+ * see wa_peers.h, built as the library's PeerTable is), looked up by each
+ * datagram's sender address; the peer found must be the index the sender
+ * wrote as the int at offset 4 of its payload (DatagramServer --mode
+ * scale's senders do), and the result line ends with wrong_peer=W (not
+ * found, or another index).
+ *
  * Exit 0 when it ran, 1 on a runtime error, 2 for bad options.
  */
 #define _GNU_SOURCE
@@ -32,6 +40,7 @@
 
 #include "wa_common.h"
 #include "wa_datagram.h"
+#include "wa_peers.h"
 #include "wa_stats.h"
 
 #ifndef SO_RXQ_OVFL
@@ -65,7 +74,11 @@ static void usage(FILE *f)
         "  --drain                    wait until the receive queue stops growing,\n"
         "                             then time only the loop that empties it\n"
         "  --no-check                 do not validate datagrams, only count them\n"
-        "  --read-sender              take each datagram's sender address too (msg_name)\n",
+        "  --read-sender              take each datagram's sender address too (msg_name)\n"
+        "  --peers FILE               find each datagram's sender in a table of the\n"
+        "                             \"address port index\" lines of FILE and check it\n"
+        "                             against the int at payload offset 4 (takes the\n"
+        "                             sender address; adds wrong_peer=W to the result)\n",
         MAX_BATCH, MAX_COUNT);
 }
 
@@ -123,12 +136,14 @@ int main(int argc, char **argv)
     long long idle_ms = 500;
     int drain = 0;
     int read_sender = 0;
+    const char *peers_path = NULL;
 
     static const struct option opts[] = {
         RECEIVER_OPTIONS,
         { "idle-ms", required_argument, NULL, 'i' },
         { "drain", no_argument, NULL, 'D' },
         { "read-sender", no_argument, NULL, 'S' },
+        { "peers", required_argument, NULL, 'P' },
         { "help", no_argument, NULL, 'H' },
         { NULL, 0, NULL, 0 }
     };
@@ -141,6 +156,7 @@ int main(int argc, char **argv)
             case 'i': bad = wa_parse_i64(optarg, 1, 3600000, &idle_ms); break;
             case 'D': drain = 1; break;
             case 'S': read_sender = 1; break;
+            case 'P': peers_path = optarg; break;
             case 'H': usage(stdout); return 0;
             default: usage(stderr); return 2;
             }
@@ -155,6 +171,18 @@ int main(int argc, char **argv)
 
     if (wa_pin_cpu_or_report("wa-recv", opt.cpu) < 0)
         return 1;
+
+    /* ---- the peer table, built on the CPU that will look up in it ---- */
+    struct wa_peers peers;
+    long peer_count = 0;
+    uint64_t wrong_peer = 0;
+    if (peers_path) {
+        peer_count = wa_peers_load(&peers, peers_path, "wa-recv");
+        if (peer_count < 0)
+            return 1;
+        fprintf(stderr, "wa-recv: %ld peers in %u slots\n", peer_count, peers.mask + 1);
+    }
+    const int take_names = read_sender || peers_path != NULL;
 
     /* ---- socket ---- */
     struct sockaddr_storage addr;
@@ -237,7 +265,7 @@ int main(int argc, char **argv)
         msgs[i].msg_hdr.msg_iovlen = 1;
         msgs[i].msg_hdr.msg_control = ctl + i * CTL_SPACE;
         msgs[i].msg_hdr.msg_controllen = CTL_SPACE;
-        if (read_sender) {
+        if (take_names) {
             msgs[i].msg_hdr.msg_name = &names[i];
             msgs[i].msg_hdr.msg_namelen = sizeof(names[i]);
         }
@@ -285,7 +313,7 @@ int main(int argc, char **argv)
              * SO_RXQ_OVFL drop counter only comes as a control message. */
             struct msghdr *m = &msgs[0].msg_hdr;
             m->msg_controllen = CTL_SPACE;
-            if (read_sender)
+            if (take_names)
                 m->msg_namelen = sizeof(names[0]);
             ssize_t r = recvmsg(fd, m, wait_flags);
             if (r >= 0) {
@@ -299,7 +327,7 @@ int main(int argc, char **argv)
              * filled; reset those that the previous call used */
             for (size_t i = 0; i < used; i++) {
                 msgs[i].msg_hdr.msg_controllen = CTL_SPACE;
-                if (read_sender)
+                if (take_names)
                     msgs[i].msg_hdr.msg_namelen = sizeof(names[i]);
             }
             n = recvmmsg(fd, msgs, (unsigned)nb, drain ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
@@ -321,8 +349,22 @@ int main(int argc, char **argv)
             for (int i = 0; i < n; i++) {
                 account(&st, data + (size_t)i * sz, msgs[i].msg_len,
                         msgs[i].msg_hdr.msg_flags);
-                if (read_sender)
+                if (peers_path) {
+                    /* the server's question: which peer sent this? */
+                    struct wa_peer_key k;
+                    int32_t sent_by;
+                    int32_t found = wa_peer_key_from_sockaddr(&names[i], &k) == 0
+                                    ? wa_peers_find(&peers, &k) : -1;
+                    if (msgs[i].msg_len < 8)
+                        wrong_peer++;
+                    else {
+                        memcpy(&sent_by, data + (size_t)i * sz + 4, sizeof(sent_by));
+                        if (found < 0 || found != sent_by)
+                            wrong_peer++;
+                    }
+                } else if (read_sender) {
                     sender_sum += ((const struct sockaddr_in *)&names[i])->sin_port;
+                }
             }
             st.drops_cmsg = drops_from_cmsg(&msgs[n - 1].msg_hdr);
         } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -365,19 +407,22 @@ int main(int argc, char **argv)
      * is the bottleneck, wall-clock datagrams_per_s only shows the
      * sender's rate; CPU time per datagram shows the receiver's cost. */
     report_cpu("wa-recv", &ru0, &ru1, st.received);
-    if (read_sender)
+    if (read_sender && !peers_path)
         fprintf(stderr, "wa-recv: sender port sum %llu\n", (unsigned long long)sender_sum);
 
     double seconds = got_any ? (double)(t_last - t_first) / 1e9 : 0.0;
     double per_s, ns_per;
     rates(seconds, st.received, &per_s, &ns_per);
+    char peer_field[40] = ""; /* --peers: one more field at the end of the line */
+    if (peers_path)
+        snprintf(peer_field, sizeof(peer_field), " wrong_peer=%llu", (unsigned long long)wrong_peer);
     printf("method=%s batch=%lld received=%llu corrupt=%llu duplicate=%llu "
            "out_of_range=%llu seconds=%.6f datagrams_per_s=%.0f "
-           "ns_per_datagram=%.1f rcvbuf_granted=%d kernel_drops=%llu\n",
+           "ns_per_datagram=%.1f rcvbuf_granted=%d kernel_drops=%llu%s\n",
            opt.method == METHOD_RECVFROM ? "recvfrom" : "recvmmsg", opt.batch,
            (unsigned long long)st.received, (unsigned long long)st.corrupt,
            (unsigned long long)st.duplicate, (unsigned long long)st.out_of_range,
-           seconds, per_s, ns_per, granted, (unsigned long long)drops_final);
+           seconds, per_s, ns_per, granted, (unsigned long long)drops_final, peer_field);
     close(fd);
     return 0;
 }

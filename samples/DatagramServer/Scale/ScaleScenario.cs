@@ -14,18 +14,35 @@ namespace WhereAllocation.Samples.DatagramServer
     /// Many peers (--mode scale): N distinct senders (sockets bound to 127.2.x.y, so distinct source addresses and ports)
     /// fill the receive queue, round-robin, so that no two datagrams in a row come from the same sender (for N > 1); then one
     /// receiver drains it alone and its CPU time per datagram is measured. The library's receivers look every sender up in a
-    /// PeerTable holding all N (the work every server does), and check that the peer found is the one that sent; the floors
+    /// PeerTable holding all N (the work every server does), and check that the peer found is the one that sent
+    /// (library-batch+lookup-many looks a batch's senders up together, PeerTable.TryGetMany, their slots fetched ahead); the floors
     /// are bare recvfrom / recvmmsg P/Invokes that take the sender's address and do nothing with it (and raw-recvmmsg+lookup
     /// a one-word open-addressing table after them); library-batch+bare-lookup puts that one-word table after the library's batch
     /// instead of the PeerTable, which tells the memory a table of N peers costs in the library's loop from the PeerTable's own
-    /// cost; the C rows are bench/native's wa-recv --drain --read-sender (no check of the contents). The ratio to N = 1 tells
-    /// the library's growth from the kernel's.
+    /// cost. The C rows are bench/native's wa-recv --drain in a process of its own: c-recvfrom and c-recvmmsg take each sender's
+    /// address and leave it (--read-sender, no check of the contents); c-recvfrom+lookup and c-recvmmsg+lookup do what the
+    /// library's lookup rows do (--peers): find each sender in a C table of the N built as the PeerTable is (the whole sockaddr
+    /// as key, a keyed SipHash-1-3, Robin Hood at load <= 0.75, 4-byte hashes apart from 32-byte entries; the list of senders
+    /// comes from a file written once per N) and check the peer found against the index the sender wrote at offset 4. The ratio
+    /// to N = 1 tells each row's growth; a library row's growth over its C counterpart's, the library's share of it.
+    /// <para>
+    /// Where it runs (<see cref="Placement"/>): every row's fill (the sends, and on loopback the kernel's whole delivery into the
+    /// receiving socket, run on the sending CPU) runs on one CPU and every row's drain on another, the library's drains on the
+    /// thread that filled, moved there after the fill, and wa-recv pinned there for its whole life. A server's queue is usually
+    /// filled by a network card's interrupt and softirq on some CPU, often not the receiver's; and above all the library's rows
+    /// and the C rows must start their drain alike: a drain on the CPU that has just run 6 000 deliveries through thousands of
+    /// sockets finds its caches full of the kernel's data and its own tables pushed out, whereas a separate process the scheduler
+    /// puts on the other CPU does not. With one CPU allowed, fill and drain share it for every row (the rows stay comparable, the
+    /// drain's caches are the fill's). What stays different: wa-recv builds its table before each fill (in its CPU's caches when
+    /// the drain starts), where the library's table was last touched by the previous rows with the same N on the same CPU.
+    /// </para>
     /// </summary>
     internal static unsafe class ScaleScenario
     {
         public static readonly string[] Receivers =
         {
-            "library+lookup", "library-batch+lookup", "library-batch", "library-batch+bare-lookup", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup", "c-recvfrom", "c-recvmmsg",
+            "library+lookup", "library-batch+lookup", "library-batch+lookup-many", "library-batch", "library-batch+bare-lookup", "raw-recvfrom", "raw-recvmmsg", "raw-recvmmsg+lookup",
+            "c-recvfrom", "c-recvmmsg", "c-recvfrom+lookup", "c-recvmmsg+lookup",
         };
 
         public const int Size = 64;
@@ -43,6 +60,8 @@ namespace WhereAllocation.Samples.DatagramServer
         {
             var rows = new List<Row>();
             int fill = options.DrainRound;
+            Placement placement = Placement.Choose();
+            log("scale: " + placement.Describe());
             // Every N is set up at once and the rounds go over every N and every receiver in turn, so that a slow spell of this
             // shared machine falls on N = 1 and N = 10 000 alike: the ratios between them are the point.
             var setups = new List<Tuple<int, Senders, Receiver>>();
@@ -61,7 +80,7 @@ namespace WhereAllocation.Samples.DatagramServer
                         var row = new Row { Receiver = r, Senders = setup.Item1 };
                         byName[r + "/" + setup.Item1] = row;
                         rows.Add(row);
-                        if (!r.StartsWith("c-", StringComparison.Ordinal)) setup.Item3.Drain(r, setup.Item2, 0, Math.Min(fill, 1000), new Row()); // compile and warm
+                        if (!r.StartsWith("c-", StringComparison.Ordinal)) setup.Item3.Drain(r, setup.Item2, 0, Math.Min(fill, 1000), placement, new Row()); // compile and warm
                     }
                 }
                 for (int round = 0; round < options.Rounds; round++)
@@ -75,8 +94,8 @@ namespace WhereAllocation.Samples.DatagramServer
                             string name = Receivers[(round + turn) % Receivers.Length];
                             Row row = byName[name + "/" + n];
                             int offset = (int)((long)round * fill % n); // over the rounds every sender takes part
-                            if (name.StartsWith("c-", StringComparison.Ordinal)) RunC(receiverPath, name.Substring(2), setup.Item2, offset, fill, options.ReceiveBuffer, row);
-                            else setup.Item3.Drain(name, setup.Item2, offset, fill, row);
+                            if (name.StartsWith("c-", StringComparison.Ordinal)) RunC(receiverPath, name.Substring(2), setup.Item2, offset, fill, options.ReceiveBuffer, placement, row);
+                            else setup.Item3.Drain(name, setup.Item2, offset, fill, placement, row);
                             log("scale N=" + n + " " + name + ", round " + (round + 1) + ": CPU " + row.CpuNs[row.CpuNs.Count - 1].ToString("F0", CultureInfo.InvariantCulture) + " ns/datagram, lost " + row.Lost + ", wrong " + row.Wrong);
                         }
                     }
@@ -84,6 +103,7 @@ namespace WhereAllocation.Samples.DatagramServer
             }
             finally
             {
+                placement.Restore();
                 foreach (var setup in setups)
                 {
                     setup.Item3.Dispose();
@@ -93,13 +113,77 @@ namespace WhereAllocation.Samples.DatagramServer
             return rows;
         }
 
-        private static void RunC(string path, string method, Senders senders, int offset, int fill, int receiveBuffer, Row row)
+        /// <summary>
+        /// The CPU every fill runs on and the CPU every drain runs on (see the class's remarks): the first two CPUs this thread
+        /// may use, or the one CPU twice; with no affinity to read (not Linux), nothing is pinned.
+        /// </summary>
+        public sealed class Placement
+        {
+            public readonly int FillCpu, DrainCpu;
+            private readonly ulong _original;
+
+            private Placement(int fillCpu, int drainCpu, ulong original)
+            {
+                FillCpu = fillCpu;
+                DrainCpu = drainCpu;
+                _original = original;
+            }
+
+            public static Placement Choose()
+            {
+                ulong mask = Linux.IsLinux ? Linux.CurrentAffinity() : 0;
+                int first = -1, second = -1;
+                for (int cpu = 0; cpu < 64 && second < 0; cpu++)
+                {
+                    if ((mask & (1UL << cpu)) == 0) continue;
+                    if (first < 0) first = cpu;
+                    else second = cpu;
+                }
+                return new Placement(first, second >= 0 ? second : first, mask);
+            }
+
+            public bool Pinned => FillCpu >= 0;
+
+            public string Describe()
+            {
+                if (!Pinned) return "no CPU affinity to set here: fills and drains go where the scheduler puts them";
+                if (FillCpu == DrainCpu) return "one CPU (" + FillCpu + ") for every fill and every drain: the drains find the fill's caches, library and C rows alike";
+                return "every fill on CPU " + FillCpu + ", every drain (the library's thread, and wa-recv) on CPU " + DrainCpu;
+            }
+
+            /// <summary>Moves the calling thread to the fill's CPU.</summary>
+            public void ToFill() => Move(FillCpu);
+
+            /// <summary>Moves the calling thread to the drain's CPU.</summary>
+            public void ToDrain() => Move(DrainCpu);
+
+            private void Move(int cpu)
+            {
+                if (cpu >= 0 && !Linux.PinCurrentThread(cpu)) throw new InvalidOperationException("sched_setaffinity(" + cpu + ") failed: errno " + Marshal.GetLastWin32Error());
+            }
+
+            /// <summary>Gives the calling thread back the CPUs it had.</summary>
+            public void Restore()
+            {
+                if (Pinned) Linux.SetCurrentAffinity(_original);
+            }
+        }
+
+        /// <summary>
+        /// One C row: wa-recv --drain pinned to the drain's CPU (it builds its peer table there), stopped while this thread fills
+        /// its queue from the fill's CPU. <paramref name="method"/> is recvfrom or recvmmsg, with "+lookup": --peers.
+        /// </summary>
+        private static void RunC(string path, string method, Senders senders, int offset, int fill, int receiveBuffer, Placement placement, Row row)
         {
             string ready = Path.Combine(Path.GetTempPath(), "wa-scale-" + System.Diagnostics.Process.GetCurrentProcess().Id + ".port");
             if (File.Exists(ready)) File.Delete(ready);
+            const string Lookup = "+lookup";
+            bool lookup = method.EndsWith(Lookup, StringComparison.Ordinal);
+            if (lookup) method = method.Substring(0, method.Length - Lookup.Length);
             var start = new System.Diagnostics.ProcessStartInfo(path,
                 "--bind 127.0.0.1 --method " + method + " --batch " + Batch + " --count " + fill + " --size 2048 --rcvbuf " + receiveBuffer
-                + " --drain --no-check --read-sender --idle-ms 1000 --max-seconds 60 --ready-file " + ready)
+                + " --cpu " + placement.DrainCpu + " --drain --no-check " + (lookup ? "--peers " + senders.PeerFile : "--read-sender")
+                + " --idle-ms 1000 --max-seconds 60 --ready-file " + ready)
             { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
             using (var process = System.Diagnostics.Process.Start(start)!)
             {
@@ -116,6 +200,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 Linux.Suspend(process.Id);
                 try
                 {
+                    placement.ToFill();
                     senders.Fill(new IPEndPoint(IPAddress.Loopback, port), offset, fill);
                 }
                 finally
@@ -135,6 +220,11 @@ namespace WhereAllocation.Samples.DatagramServer
                 row.CpuNs.Add((double)cpu / Math.Max(1, received));
                 row.Datagrams += received;
                 row.Lost += fill - received;
+                if (lookup)
+                {
+                    if (!values.TryGetValue("wrong_peer", out string? wrong)) throw new InvalidOperationException("wa-recv --peers gave no wrong_peer: " + output.Result);
+                    row.Wrong += long.Parse(wrong, CultureInfo.InvariantCulture);
+                }
             }
             File.Delete(ready);
         }
@@ -171,6 +261,18 @@ namespace WhereAllocation.Samples.DatagramServer
                     + Beyond(rows, "library+lookup", "c-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + ", library-batch+lookup / c-recvmmsg "
                     + Beyond(rows, "library-batch+lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + "; beyond C doing the same work (a lookup in a C table of the N built as the PeerTable): library+lookup / c-recvfrom+lookup "
+                    + Beyond(rows, "library+lookup", "c-recvfrom+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + ", library-batch+lookup / c-recvmmsg+lookup "
+                    + Beyond(rows, "library-batch+lookup", "c-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + " (C's lookup's own growth: c-recvmmsg+lookup / c-recvmmsg "
+                    + Beyond(rows, "c-recvmmsg+lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + "); the batch's senders looked up together (TryGetMany): library-batch+lookup-many / c-recvmmsg "
+                    + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + ", / c-recvmmsg+lookup "
+                    + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + ", / library-batch+lookup "
+                    + Beyond(rows, "library-batch+lookup-many", "library-batch+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + "; against the bare P/Invoke floors: library+lookup / raw-recvfrom "
                     + Beyond(rows, "library+lookup", "raw-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
                     + ", library-batch+lookup / raw-recvmmsg "
@@ -205,7 +307,10 @@ namespace WhereAllocation.Samples.DatagramServer
             return csv.ToString();
         }
 
-        /// <summary>The many-peers table's line for the summary: each library row's growth from the first to the last N beyond its C receiver's.</summary>
+        /// <summary>
+        /// The many-peers table's line for the summary: each library row's growth from the first to the last N beyond its C
+        /// receiver's (the target), and beyond its C receiver's with the same lookup (the same work in C).
+        /// </summary>
         public static string SummaryLine(List<Row> rows, List<int> counts, string runtime)
         {
             int first = counts[0], last = counts[counts.Count - 1];
@@ -221,13 +326,19 @@ namespace WhereAllocation.Samples.DatagramServer
                 }
             }
             double batch = Growth(rows, "library-batch+lookup", last, first), cBatch = Growth(rows, "c-recvmmsg", last, first);
+            double cBatchLookup = Growth(rows, "c-recvmmsg+lookup", last, first);
             double extra = SendNative.Median(Find(rows, "library-batch+lookup", last).CpuNs) - SendNative.Median(Find(rows, "library-batch+lookup", first).CpuNs);
             return "many peers, " + runtime + ": from N = " + first + " to " + last.ToString("N0", CultureInfo.InvariantCulture) + " distinct senders the batch + PeerTable lookup grows "
                 + Beyond(rows, "library-batch+lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg's growth (target <= 1.15; "
                 + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatch.ToString("F2", CultureInfo.InvariantCulture) + ", "
                 + (extra >= 0 ? "+" : "") + extra.ToString("F0", CultureInfo.InvariantCulture) + " ns per datagram; a one-word table in its place "
-                + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x), the one-call receive + lookup "
-                + Beyond(rows, "library+lookup", "c-recvfrom", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's; "
+                + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x) and "
+                + Beyond(rows, "library-batch+lookup", "c-recvmmsg+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg + the same lookup's ("
+                + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatchLookup.ToString("F2", CultureInfo.InvariantCulture) + "; looked up together by TryGetMany "
+                + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x and "
+                + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x), the one-call receive + lookup "
+                + Beyond(rows, "library+lookup", "c-recvfrom", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's and "
+                + Beyond(rows, "library+lookup", "c-recvfrom+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom + lookup's; "
                 + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost, " + wrong + " wrong peer";
         }
 
@@ -298,6 +409,8 @@ namespace WhereAllocation.Samples.DatagramServer
             public readonly Socket[] Sockets;
             public readonly int[] Fds;
             public readonly EndPointKey[] Keys;
+            /// <summary>wa-recv --peers's list of these senders: "address port index" per line, written once.</summary>
+            public readonly string PeerFile;
             private readonly byte[] _payload = new byte[Size];
 
             public Senders(int n)
@@ -305,13 +418,19 @@ namespace WhereAllocation.Samples.DatagramServer
                 Sockets = new Socket[n];
                 Fds = new int[n];
                 Keys = new EndPointKey[n];
+                var list = new StringBuilder();
                 for (int i = 0; i < n; i++)
                 {
                     var address = new IPAddress(new byte[] { 127, 2, (byte)(i / 250), (byte)(i % 250 + 1) });
                     Sockets[i] = DatagramSockets.Bind(new IPEndPoint(address, 0));
                     Fds[i] = (int)Sockets[i].Handle;
-                    Keys[i] = EndPointKey.FromIPEndPoint((IPEndPoint)Sockets[i].LocalEndPoint!);
+                    var local = (IPEndPoint)Sockets[i].LocalEndPoint!;
+                    Keys[i] = EndPointKey.FromIPEndPoint(local);
+                    list.Append(local.Address.ToString()).Append(' ').Append(local.Port.ToString(CultureInfo.InvariantCulture)).Append(' ')
+                        .Append(i.ToString(CultureInfo.InvariantCulture)).Append('\n');
                 }
+                PeerFile = Path.Combine(Path.GetTempPath(), "wa-scale-" + System.Diagnostics.Process.GetCurrentProcess().Id + "-" + n + ".peers");
+                File.WriteAllText(PeerFile, list.ToString());
             }
 
             /// <summary>Datagram j of the fill comes from sender (offset + j) mod N and carries j and that sender's index.</summary>
@@ -343,6 +462,7 @@ namespace WhereAllocation.Samples.DatagramServer
             public void Dispose()
             {
                 foreach (Socket s in Sockets) s?.Dispose();
+                File.Delete(PeerFile);
             }
         }
 
@@ -360,6 +480,10 @@ namespace WhereAllocation.Samples.DatagramServer
             private readonly byte* _names;
             private readonly byte* _data;
             private readonly BareTable _bare;
+            private readonly EndPointKey[] _keys = new EndPointKey[Batch];
+            private readonly int[] _values = new int[Batch];
+            private readonly bool[] _found = new bool[Batch];
+            private readonly int[] _sentBy = new int[Batch];
 
             public Receiver(int n, Senders senders, int receiveBuffer)
             {
@@ -396,9 +520,11 @@ namespace WhereAllocation.Samples.DatagramServer
                 }
             }
 
-            public void Drain(string name, Senders senders, int offset, int fill, Row row)
+            public void Drain(string name, Senders senders, int offset, int fill, Placement placement, Row row)
             {
+                placement.ToFill();
                 senders.Fill(_endPoint, offset, fill);
+                placement.ToDrain();
                 WaitSettled();
                 long wrong = 0, got = 0;
                 long bytes0 = GC.GetAllocatedBytesForCurrentThread();
@@ -426,6 +552,23 @@ namespace WhereAllocation.Samples.DatagramServer
                                 {
                                     ReadOnlySpan<byte> datagram = reader.GetDatagram(i, out EndPointKey from);
                                     if (!_peers.TryGet(from, out int peer) || peer != MemoryMarshal.Read<int>(datagram.Slice(4))) wrong++;
+                                }
+                            }
+                            got += n;
+                        }
+                        break;
+                    case "library-batch+lookup-many": // the batch's keys looked up together (PeerTable.TryGetMany: hashed first, their slots fetched ahead)
+                        while (true)
+                        {
+                            int n = _batch.Receive(_socket);
+                            if (n == 0) break;
+                            using (DatagramBatch.Reader reader = _batch.BeginRead())
+                            {
+                                for (int i = 0; i < n; i++) _sentBy[i] = MemoryMarshal.Read<int>(reader.GetDatagram(i, out _keys[i]).Slice(4));
+                                _peers.TryGetMany(new ReadOnlySpan<EndPointKey>(_keys, 0, n), _values, _found);
+                                for (int i = 0; i < n; i++)
+                                {
+                                    if (!_found[i] || _values[i] != _sentBy[i]) wrong++;
                                 }
                             }
                             got += n;

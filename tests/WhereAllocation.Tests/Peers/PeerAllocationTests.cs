@@ -31,6 +31,24 @@ namespace WhereAllocation.Tests
         }
 
         [Fact]
+        public void LookupOfManyAllocatesNothing()
+        {
+            EndPointKey[] keys = PeerKeys.DistinctLoopback(4096, seed: 10);
+            var table = new PeerTable<string>(4096);
+            for (int i = 0; i < keys.Length; i++) table.TryAdd(keys[i], "peer " + i);
+            var values = new string[100];
+            var found = new bool[100];
+            int n = 0, hits = 0;
+            long bytes = Allocations.Measure(() =>
+            {
+                // 100 keys: a step of 64 and part of another
+                hits += table.TryGetMany(new System.ReadOnlySpan<EndPointKey>(keys, (n++ & 31) * 100, 100), values, found);
+            }, Calls / 10);
+            Assert.Equal(0, bytes);
+            Assert.True(hits >= Calls / 10 * 100);
+        }
+
+        [Fact]
         public void DualModeLookupAllocatesNothing()
         {
             EndPointKey[] keys = PeerKeys.DistinctLoopback(1024, seed: 8);
