@@ -26,7 +26,7 @@ namespace WhereAllocation.Samples.DatagramServer
     /// comes from a file written once per N) and check the peer found against the index the sender wrote at offset 4. The ratio
     /// to N = 1 tells each row's growth; a library row's growth over its C counterpart's, the library's share of it.
     /// <para>
-    /// Where it runs (<see cref="Placement"/>): every row's fill (the sends, and on loopback the kernel's whole delivery into the
+    /// Where it runs (<see cref="CpuPlacement"/>): every row's fill (the sends, and on loopback the kernel's whole delivery into the
     /// receiving socket, run on the sending CPU) runs on one CPU and every row's drain on another, the library's drains on the
     /// thread that filled, moved there after the fill, and wa-recv pinned there for its whole life. A server's queue is usually
     /// filled by a network card's interrupt and softirq on some CPU, often not the receiver's; and above all the library's rows
@@ -60,8 +60,8 @@ namespace WhereAllocation.Samples.DatagramServer
         {
             var rows = new List<Row>();
             int fill = options.DrainRound;
-            Placement placement = Placement.Choose();
-            log("scale: " + placement.Describe());
+            CpuPlacement placement = CpuPlacement.Choose();
+            log("scale: " + Describe(placement));
             // Every N is set up at once and the rounds go over every N and every receiver in turn, so that a slow spell of this
             // shared machine falls on N = 1 and N = 10 000 alike: the ratios between them are the point.
             var setups = new List<Tuple<int, Senders, Receiver>>();
@@ -113,67 +113,18 @@ namespace WhereAllocation.Samples.DatagramServer
             return rows;
         }
 
-        /// <summary>
-        /// The CPU every fill runs on and the CPU every drain runs on (see the class's remarks): the first two CPUs this thread
-        /// may use, or the one CPU twice; with no affinity to read (not Linux), nothing is pinned.
-        /// </summary>
-        public sealed class Placement
+        private static string Describe(CpuPlacement placement)
         {
-            public readonly int FillCpu, DrainCpu;
-            private readonly ulong _original;
-
-            private Placement(int fillCpu, int drainCpu, ulong original)
-            {
-                FillCpu = fillCpu;
-                DrainCpu = drainCpu;
-                _original = original;
-            }
-
-            public static Placement Choose()
-            {
-                ulong mask = Linux.IsLinux ? Linux.CurrentAffinity() : 0;
-                int first = -1, second = -1;
-                for (int cpu = 0; cpu < 64 && second < 0; cpu++)
-                {
-                    if ((mask & (1UL << cpu)) == 0) continue;
-                    if (first < 0) first = cpu;
-                    else second = cpu;
-                }
-                return new Placement(first, second >= 0 ? second : first, mask);
-            }
-
-            public bool Pinned => FillCpu >= 0;
-
-            public string Describe()
-            {
-                if (!Pinned) return "no CPU affinity to set here: fills and drains go where the scheduler puts them";
-                if (FillCpu == DrainCpu) return "one CPU (" + FillCpu + ") for every fill and every drain: the drains find the fill's caches, library and C rows alike";
-                return "every fill on CPU " + FillCpu + ", every drain (the library's thread, and wa-recv) on CPU " + DrainCpu;
-            }
-
-            /// <summary>Moves the calling thread to the fill's CPU.</summary>
-            public void ToFill() => Move(FillCpu);
-
-            /// <summary>Moves the calling thread to the drain's CPU.</summary>
-            public void ToDrain() => Move(DrainCpu);
-
-            private void Move(int cpu)
-            {
-                if (cpu >= 0 && !Linux.PinCurrentThread(cpu)) throw new InvalidOperationException("sched_setaffinity(" + cpu + ") failed: errno " + Marshal.GetLastWin32Error());
-            }
-
-            /// <summary>Gives the calling thread back the CPUs it had.</summary>
-            public void Restore()
-            {
-                if (Pinned) Linux.SetCurrentAffinity(_original);
-            }
+            if (!placement.Pinned) return "no CPU affinity to set here: fills and drains go where the scheduler puts them";
+            if (placement.OtherCpu == placement.MeasuredCpu) return "one CPU (" + placement.MeasuredCpu + ") for every fill and every drain: the drains find the fill's caches, library and C rows alike";
+            return "every fill on CPU " + placement.OtherCpu + ", every drain (the library's thread, and wa-recv) on CPU " + placement.MeasuredCpu;
         }
 
         /// <summary>
         /// One C row: wa-recv --drain pinned to the drain's CPU (it builds its peer table there), stopped while this thread fills
         /// its queue from the fill's CPU. <paramref name="method"/> is recvfrom or recvmmsg, with "+lookup": --peers.
         /// </summary>
-        private static void RunC(string path, string method, Senders senders, int offset, int fill, int receiveBuffer, Placement placement, Row row)
+        private static void RunC(string path, string method, Senders senders, int offset, int fill, int receiveBuffer, CpuPlacement placement, Row row)
         {
             string ready = Path.Combine(Path.GetTempPath(), "wa-scale-" + System.Diagnostics.Process.GetCurrentProcess().Id + ".port");
             if (File.Exists(ready)) File.Delete(ready);
@@ -182,7 +133,7 @@ namespace WhereAllocation.Samples.DatagramServer
             if (lookup) method = method.Substring(0, method.Length - Lookup.Length);
             var start = new System.Diagnostics.ProcessStartInfo(path,
                 "--bind 127.0.0.1 --method " + method + " --batch " + Batch + " --count " + fill + " --size 2048 --rcvbuf " + receiveBuffer
-                + " --cpu " + placement.DrainCpu + " --drain --no-check " + (lookup ? "--peers " + senders.PeerFile : "--read-sender")
+                + placement.CpuArgument + " --drain --no-check " + (lookup ? "--peers " + senders.PeerFile : "--read-sender")
                 + " --idle-ms 1000 --max-seconds 60 --ready-file " + ready)
             { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
             using (var process = System.Diagnostics.Process.Start(start)!)
@@ -200,7 +151,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 Linux.Suspend(process.Id);
                 try
                 {
-                    placement.ToFill();
+                    placement.ToOther();
                     senders.Fill(new IPEndPoint(IPAddress.Loopback, port), offset, fill);
                 }
                 finally
@@ -520,11 +471,11 @@ namespace WhereAllocation.Samples.DatagramServer
                 }
             }
 
-            public void Drain(string name, Senders senders, int offset, int fill, Placement placement, Row row)
+            public void Drain(string name, Senders senders, int offset, int fill, CpuPlacement placement, Row row)
             {
-                placement.ToFill();
+                placement.ToOther();
                 senders.Fill(_endPoint, offset, fill);
-                placement.ToDrain();
+                placement.ToMeasured();
                 WaitSettled();
                 long wrong = 0, got = 0;
                 long bytes0 = GC.GetAllocatedBytesForCurrentThread();

@@ -15,6 +15,7 @@ namespace WhereAllocation.Samples.DatagramServer
     /// the sending thread's CPU per datagram (on loopback that includes the kernel's delivery to the receiving socket; a
     /// network device that segments takes the cutting off the CPU instead, so the gain there differs). Every datagram is
     /// checked at the peer. Then a coalesced receive of segmented bursts: every datagram back as its own slot with its sender.
+    /// The library's thread and wa-burst run on the same CPU (<see cref="CpuPlacement"/>, set by <see cref="SendMode"/>).
     /// </summary>
     internal static unsafe class BurstScenario
     {
@@ -34,7 +35,7 @@ namespace WhereAllocation.Samples.DatagramServer
             public long Bytes, Datagrams, Lost;
         }
 
-        public static List<Row> Run(Options options, string burstPath, Action<string> log, out string coalescedLine)
+        public static List<Row> Run(Options options, string burstPath, string cpuArgument, Action<string> log, out string coalescedLine)
         {
             var rows = new List<Row>();
             using (Socket sender = DatagramSockets.Bind(new IPEndPoint(IPAddress.Loopback, 0)))
@@ -62,7 +63,7 @@ namespace WhereAllocation.Samples.DatagramServer
                         {
                             string name = Senders[(round + turn) % Senders.Length]; // the order rotates from round to round
                             Row row = byName[name];
-                            if (name.StartsWith("c-", StringComparison.Ordinal)) RunC(burstPath, name.Substring(2), burst, row);
+                            if (name.StartsWith("c-", StringComparison.Ordinal)) RunC(burstPath, name.Substring(2), burst, cpuArgument, row);
                             else Round(batch, sender, fd, to, burst, name == "library-offload", DatagramsPerRound, row);
                             line.Append(" " + name + " " + row.CpuNs[round].ToString("F0", CultureInfo.InvariantCulture) + " ns/datagram;");
                         }
@@ -125,9 +126,9 @@ namespace WhereAllocation.Samples.DatagramServer
         }
 
         /// <summary>One run of wa-burst (method gso or sendmmsg) with the library's round size: its CPU per datagram and what it lost.</summary>
-        private static void RunC(string path, string method, int burst, Row row)
+        private static void RunC(string path, string method, int burst, string cpuArgument, Row row)
         {
-            var values = SendNative.RunC(path, "--burst " + burst + " --count " + DatagramsPerRound + " --size " + Mtu + " --method " + method, 120);
+            var values = SendNative.RunC(path, "--burst " + burst + " --count " + DatagramsPerRound + " --size " + Mtu + " --method " + method + cpuArgument, 120);
             long datagrams = long.Parse(values["datagrams"], CultureInfo.InvariantCulture);
             row.CpuNs.Add(long.Parse(values["cpu_ns"], CultureInfo.InvariantCulture) / (double)datagrams);
             row.Datagrams += datagrams;

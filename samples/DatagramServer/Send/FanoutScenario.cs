@@ -13,6 +13,7 @@ namespace WhereAllocation.Samples.DatagramServer
     /// 127.1.x.y), through the library's one-call send (key and endpoint forms), its batch, a bare sendto / sendmmsg P/Invoke,
     /// and bench/native's wa-fanout (sendto, sendmmsg); the sending thread's CPU time around the sends only, per datagram.
     /// Every datagram is checked at its destination (its destination index and tick, exactly once) between chunks of ticks.
+    /// The library's thread and wa-fanout run on the same CPU (<see cref="CpuPlacement"/>, set by <see cref="SendMode"/>).
     /// </summary>
     internal static unsafe class FanoutScenario
     {
@@ -34,7 +35,7 @@ namespace WhereAllocation.Samples.DatagramServer
             public long Lost;
         }
 
-        public static List<Row> Run(Options options, string fanoutPath, Action<string> log)
+        public static List<Row> Run(Options options, string fanoutPath, string cpuArgument, Action<string> log)
         {
             var rows = new List<Row>();
             // Every N is set up at once and the rounds go over every N and every row in turn, so that a slow spell of this
@@ -74,7 +75,7 @@ namespace WhereAllocation.Samples.DatagramServer
                             long datagrams, lost, bytes = 0;
                             if (m.StartsWith("c-", StringComparison.Ordinal))
                             {
-                                var values = SendNative.RunC(fanoutPath, "--dests " + n + " --ticks " + ticks + " --chunk " + chunk + " --size " + options.Size + " --method " + m.Substring(2), 120);
+                                var values = SendNative.RunC(fanoutPath, "--dests " + n + " --ticks " + ticks + " --chunk " + chunk + " --size " + options.Size + " --method " + m.Substring(2) + cpuArgument, 120);
                                 datagrams = long.Parse(values["datagrams"], CultureInfo.InvariantCulture);
                                 cpuNs = long.Parse(values["cpu_ns"], CultureInfo.InvariantCulture);
                                 lost = long.Parse(values["lost"], CultureInfo.InvariantCulture) + long.Parse(values["wrong"], CultureInfo.InvariantCulture);

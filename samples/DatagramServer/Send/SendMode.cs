@@ -17,8 +17,23 @@ namespace WhereAllocation.Samples.DatagramServer
             NativeTools.Build(nativeDirectory);
             string fanout = Path.Combine(nativeDirectory, "build", "wa-fanout");
             var started = DateTime.UtcNow;
-            List<FanoutScenario.Row> rows = FanoutScenario.Run(options, fanout, Console.WriteLine);
-            List<BurstScenario.Row> bursts = BurstScenario.Run(options, Path.Combine(nativeDirectory, "build", "wa-burst"), Console.WriteLine, out string coalesced);
+            // Every sender, the library's thread and the C programs (each a process of its own, which the scheduler would put on
+            // whichever CPU is free, with other caches and load), on one CPU: their rows compare the same CPU's work.
+            CpuPlacement placement = CpuPlacement.Choose();
+            Console.WriteLine(placement.Pinned ? "send: every sender (this thread, and wa-fanout and wa-burst) on CPU " + placement.MeasuredCpu : "send: no CPU affinity to set here: senders go where the scheduler puts them");
+            List<FanoutScenario.Row> rows;
+            List<BurstScenario.Row> bursts;
+            string coalesced;
+            placement.ToMeasured();
+            try
+            {
+                rows = FanoutScenario.Run(options, fanout, placement.CpuArgument, Console.WriteLine);
+                bursts = BurstScenario.Run(options, Path.Combine(nativeDirectory, "build", "wa-burst"), placement.CpuArgument, Console.WriteLine, out coalesced);
+            }
+            finally
+            {
+                placement.Restore();
+            }
             string markdown = "### The send half: " + Machine.RuntimeDescription + "\n\n"
                 + "machine: " + Machine.Describe() + "; load average " + Machine.LoadAverage + " (shared, loaded); " + options.Size + "-byte datagrams, "
                 + FanoutScenario.DatagramsPerRound.ToString("N0", System.Globalization.CultureInfo.InvariantCulture) + " per row and round, " + options.Rounds + " interleaved rounds; "
