@@ -4,7 +4,7 @@
 # getpgrp, which callgrind is told to dump and zero its counts before), sends n more and marks the end; the second dump's
 # count over n is one datagram's send (the kernel's work is not counted). Forms (bench/SendCost/Program.cs): sendto (bare
 # P/Invoke), key and endpoint (SendTo_NonAlloc's key and IPEndPointNonAlloc forms), sendmmsg1 (bare sendmmsg of one message),
-# batch1 (a DatagramBatch of one datagram: TryAdd, Send, Clear), sendmmsg64 and batch64 (64 a call).
+# batch1 (a DatagramBatch of one datagram: TryAdd, Send, Clear; its one datagram goes by sendto), sendmmsg64 and batch64 (64 a call).
 # Usage: bash bench/SendCost/cost.sh [--runtimes "mono coreclr"] [--forms "sendto key ..."] [--check]
 # --check (test.sh, about 25 s): Mono, the four one-datagram forms, and fails when the library's sends grow past their budgets
 # over the bare calls (the cost measured when the budget was set, plus about 10%).
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 budget_key=600     # Mono: SendTo_NonAlloc(key) over the bare sendto; measured +540 on 2026-11-26 (main before the send was cut: +1166)
-budget_batch1=780  # Mono: a batch of one over the bare sendmmsg of one; measured +705 (main: +1653)
+budget_batch1=860  # Mono: a batch of one over the bare sendto (a batch with one datagram to send takes sendto, not sendmmsg); measured +778 (+705 over sendmmsg1 when it still took sendmmsg; main before the send was cut: +1653)
 n=2560
 out=$(mktemp -d /tmp/send-cost.XXXXXX)
 trap 'rm -rf "$out"' EXIT
@@ -61,7 +61,7 @@ for runtime in $runtimes; do
   extra=""
   has key && has sendto && extra="$extra key +$(( cost[$runtime.key] - cost[$runtime.sendto] )) over sendto;"
   has endpoint && has sendto && extra="$extra endpoint +$(( cost[$runtime.endpoint] - cost[$runtime.sendto] )) over sendto;"
-  has batch1 && has sendmmsg1 && extra="$extra batch1 +$(( cost[$runtime.batch1] - cost[$runtime.sendmmsg1] )) over sendmmsg1;"
+  has batch1 && has sendto && extra="$extra batch1 +$(( cost[$runtime.batch1] - cost[$runtime.sendto] )) over sendto (its system call);"
   has batch64 && has sendmmsg64 && extra="$extra batch64 +$(( cost[$runtime.batch64] - cost[$runtime.sendmmsg64] )) over sendmmsg64;"
   [ -n "$extra" ] && echo "$runtime:$extra"
 done
@@ -70,6 +70,6 @@ passed=0; failed=0
 ok() { if eval "$2"; then passed=$((passed + 1)); echo "ok   $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi; }
 ok "the measure sees the work: sendto < key, sendmmsg1 < batch1" '[ "${cost[mono.sendto]}" -gt 0 ] && [ "${cost[mono.sendto]}" -lt "${cost[mono.key]}" ] && [ "${cost[mono.sendmmsg1]}" -lt "${cost[mono.batch1]}" ]'
 ok "SendTo_NonAlloc(key) costs at most $budget_key instructions over the bare sendto" '[ $(( cost[mono.key] - cost[mono.sendto] )) -le $budget_key ]'
-ok "a batch of one costs at most $budget_batch1 instructions over the bare sendmmsg of one" '[ $(( cost[mono.batch1] - cost[mono.sendmmsg1] )) -le $budget_batch1 ]'
+ok "a batch of one costs at most $budget_batch1 instructions over the bare sendto it makes" '[ $(( cost[mono.batch1] - cost[mono.sendto] )) -le $budget_batch1 ]'
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

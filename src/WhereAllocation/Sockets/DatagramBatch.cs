@@ -13,7 +13,7 @@ namespace WhereAllocation
     /// Many datagrams per call: a fixed number of slots in native memory, each with a buffer, an endpoint
     /// (the sender after <see cref="Receive(Socket)"/>, the recipient for <see cref="Send"/>), a length
     /// and a truncation flag. On Linux one <c>recvmmsg</c>/<c>sendmmsg</c> system call moves the whole
-    /// batch; elsewhere (or when <see cref="DatagramBatchMode.SingleCalls"/> is forced) a loop of
+    /// batch (a send with one datagram left takes <c>sendto</c>, which costs the kernel less); elsewhere (or when <see cref="DatagramBatchMode.SingleCalls"/> is forced) a loop of
     /// single calls gives the same results. See <see cref="Mode"/>.
     /// </summary>
     /// <remarks>
@@ -652,7 +652,8 @@ namespace WhereAllocation
             if (_failed == 0 && _mode == DatagramBatchMode.MultiMessage && (!_segmentation || _count - _nextToSend == 1))
             {
                 int pending = _count - _nextToSend;
-                int went = NativeDatagramIO.Os.SendMany(raw, _messages + _nextToSend, pending, out SocketError error);
+                SocketError error;
+                int went = pending == 1 ? SendOne(raw, _nextToSend, out error) : NativeDatagramIO.Os.SendMany(raw, _messages + _nextToSend, pending, out error);
                 if (went == pending)
                 {
                     _nextToSend = _count;

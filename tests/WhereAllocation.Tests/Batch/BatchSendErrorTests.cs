@@ -53,6 +53,57 @@ namespace WhereAllocation.Tests
             Assert.Equal(0, receiver.Receive(pair.Server));
         }
 
+        /// <summary>
+        /// A batch with one datagram to send (one per tick, or the last one left) sends it with the one-datagram call on Linux
+        /// instead of a <c>sendmmsg</c> of one: the same answers, the OS's refusal recorded on its slot, then a good one sent, each
+        /// a batch of one, tick after tick, and the last slot of a batch refused alone.
+        /// </summary>
+        [Theory]
+        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4)]
+        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6)]
+        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode)]
+        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4)]
+        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6)]
+        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode)]
+        public void ABatchOfOneGetsTheSameAnswers(DatagramBatchMode mode, Family family)
+        {
+            if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
+            using var pair = new Loopback(family);
+            using var sender = new DatagramBatch(4, 512, mode);
+            using var receiver = new DatagramBatch(4, 512, mode);
+            EndPointKey portZero = PortZero(pair.ServerKey);
+            SocketError refused = PortZeroError(pair.Client, portZero);
+            var scratch = new byte[64];
+            var seen = new int[6];
+            for (uint tick = 0; tick < 4; tick++)
+            {
+                bool bad = tick % 2 == 0;
+                sender.Clear();
+                int length = TestDatagram.Write(scratch, tick, 8);
+                Assert.True(sender.TryAdd(scratch.AsSpan(0, length), bad ? portZero : pair.ServerKey));
+                Assert.Equal(bad ? 0 : 1, sender.Send(pair.Client));
+                Assert.Equal(bad ? 1 : 0, sender.FailedCount);
+                Assert.Equal(0, sender.PendingCount);
+                Assert.Equal(bad ? refused : SocketError.Success, sender.GetSendError(0));
+            }
+
+            // Two slots, the second refused: the first goes with the batch's call, the second alone, and is recorded.
+            sender.Clear();
+            for (uint k = 4; k < 6; k++)
+            {
+                int length = TestDatagram.Write(scratch, k, 8);
+                Assert.True(sender.TryAdd(scratch.AsSpan(0, length), k == 5 ? portZero : pair.ServerKey));
+            }
+            Assert.Equal(1, sender.Send(pair.Client));
+            Assert.Equal(1, sender.FailedCount);
+            Assert.Equal(SocketError.Success, sender.GetSendError(0));
+            Assert.Equal(refused, sender.GetSendError(1));
+
+            Assert.Equal(3, BatchTraffic.ReceiveNumbered(receiver, pair.Server, pair.ClientAsSeenByServer, 0, seen, 3));
+            Assert.Equal(new[] { 0, 1, 0, 1, 1, 0 }, seen);
+            Assert.Equal(0, receiver.Receive(pair.Server));
+        }
+
         [Theory]
         [InlineData(DatagramBatchMode.MultiMessage)]
         [InlineData(DatagramBatchMode.SingleCalls)]
