@@ -208,30 +208,31 @@ namespace WhereAllocation.Samples.DatagramServer
             int last = counts[counts.Count - 1];
             if (last != counts[0])
             {
+                string B(string row, string over) => Beyond(rows, row, over, last, counts[0]).ToString("F2", CultureInfo.InvariantCulture);
                 text.Append("\nGrowth to N = " + last.ToString("N0", CultureInfo.InvariantCulture) + " beyond the C receiver's on the same traffic (target <= 1.15): library+lookup / c-recvfrom "
-                    + Beyond(rows, "library+lookup", "c-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library+lookup", "c-recvfrom")
                     + ", library-batch+lookup / c-recvmmsg "
-                    + Beyond(rows, "library-batch+lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library-batch+lookup", "c-recvmmsg")
                     + "; beyond C doing the same work (a lookup in a C table of the N built as the PeerTable): library+lookup / c-recvfrom+lookup "
-                    + Beyond(rows, "library+lookup", "c-recvfrom+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library+lookup", "c-recvfrom+lookup")
                     + ", library-batch+lookup / c-recvmmsg+lookup "
-                    + Beyond(rows, "library-batch+lookup", "c-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library-batch+lookup", "c-recvmmsg+lookup")
                     + " (C's lookup's own growth: c-recvmmsg+lookup / c-recvmmsg "
-                    + Beyond(rows, "c-recvmmsg+lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("c-recvmmsg+lookup", "c-recvmmsg")
                     + "); the batch's senders looked up together (TryGetMany): library-batch+lookup-many / c-recvmmsg "
-                    + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library-batch+lookup-many", "c-recvmmsg")
                     + ", / c-recvmmsg+lookup "
-                    + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library-batch+lookup-many", "c-recvmmsg+lookup")
                     + ", / library-batch+lookup "
-                    + Beyond(rows, "library-batch+lookup-many", "library-batch+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library-batch+lookup-many", "library-batch+lookup")
                     + "; against the bare P/Invoke floors: library+lookup / raw-recvfrom "
-                    + Beyond(rows, "library+lookup", "raw-recvfrom", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library+lookup", "raw-recvfrom")
                     + ", library-batch+lookup / raw-recvmmsg "
-                    + Beyond(rows, "library-batch+lookup", "raw-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library-batch+lookup", "raw-recvmmsg")
                     + "; against the floor with the least lookup (the memory a table of N peers costs, which any server pays): library-batch+lookup / raw-recvmmsg+lookup "
-                    + Beyond(rows, "library-batch+lookup", "raw-recvmmsg+lookup", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture)
+                    + B("library-batch+lookup", "raw-recvmmsg+lookup")
                     + "; the least lookup (a one-word table) after the library's batch instead of the PeerTable: library-batch+bare-lookup / c-recvmmsg "
-                    + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, counts[0]).ToString("F2", CultureInfo.InvariantCulture) + ".\n");
+                    + B("library-batch+bare-lookup", "c-recvmmsg") + ".\n");
             }
             text.Append("\n(" + fill.ToString("N0", CultureInfo.InvariantCulture) + " datagrams of " + Size + " bytes per fill, one fill per row and round, sent round-robin by min(N, fill) of the N senders, starting where the last round stopped; "
                 + "the growths are medians over the rounds of each round's ratio, and a growth beyond another row's the median of the rounds' quotients)\n");
@@ -276,20 +277,21 @@ namespace WhereAllocation.Samples.DatagramServer
                     datagrams += r.Datagrams;
                 }
             }
+            string B(string row, string over) => Beyond(rows, row, over, last, first).ToString("F2", CultureInfo.InvariantCulture);
             double batch = Growth(rows, "library-batch+lookup", last, first), cBatch = Growth(rows, "c-recvmmsg", last, first);
             double cBatchLookup = Growth(rows, "c-recvmmsg+lookup", last, first);
             double extra = SendNative.Median(Find(rows, "library-batch+lookup", last).CpuNs) - SendNative.Median(Find(rows, "library-batch+lookup", first).CpuNs);
             return "many peers, " + runtime + ": from N = " + first + " to " + last.ToString("N0", CultureInfo.InvariantCulture) + " distinct senders the batch + PeerTable lookup grows "
-                + Beyond(rows, "library-batch+lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg's growth (target <= 1.15; "
+                + B("library-batch+lookup", "c-recvmmsg") + "x beyond C recvmmsg's growth (target <= 1.15; "
                 + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatch.ToString("F2", CultureInfo.InvariantCulture) + ", "
                 + (extra >= 0 ? "+" : "") + extra.ToString("F0", CultureInfo.InvariantCulture) + " ns per datagram; a one-word table in its place "
-                + Beyond(rows, "library-batch+bare-lookup", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x) and "
-                + Beyond(rows, "library-batch+lookup", "c-recvmmsg+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvmmsg + the same lookup's ("
+                + B("library-batch+bare-lookup", "c-recvmmsg") + "x) and "
+                + B("library-batch+lookup", "c-recvmmsg+lookup") + "x beyond C recvmmsg + the same lookup's ("
                 + batch.ToString("F2", CultureInfo.InvariantCulture) + " against " + cBatchLookup.ToString("F2", CultureInfo.InvariantCulture) + "; looked up together by TryGetMany "
-                + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x and "
-                + Beyond(rows, "library-batch+lookup-many", "c-recvmmsg+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x), the one-call receive + lookup "
-                + Beyond(rows, "library+lookup", "c-recvfrom", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom's and "
-                + Beyond(rows, "library+lookup", "c-recvfrom+lookup", last, first).ToString("F2", CultureInfo.InvariantCulture) + "x beyond C recvfrom + lookup's; "
+                + B("library-batch+lookup-many", "c-recvmmsg") + "x and "
+                + B("library-batch+lookup-many", "c-recvmmsg+lookup") + "x), the one-call receive + lookup "
+                + B("library+lookup", "c-recvfrom") + "x beyond C recvfrom's and "
+                + B("library+lookup", "c-recvfrom+lookup") + "x beyond C recvfrom + lookup's; "
                 + FrameCounters.BytesPerDatagram(bytes, datagrams) + " B/datagram, " + lost + " lost, " + wrong + " wrong peer";
         }
 
