@@ -379,6 +379,9 @@ namespace WhereAllocation
         /// <summary>True for the default value, which names no endpoint.</summary>
         public bool IsEmpty => _family == FamilyNone;
 
+        /// <summary>True for an IPv4 key (not an IPv4-mapped IPv6 one): <see cref="AddressFamily"/> is InterNetwork, in one compare.</summary>
+        internal bool IsIPv4 => _family == FamilyV4;
+
         /// <summary>The port, 0..65535.</summary>
         public int Port => _port;
 
