@@ -41,11 +41,19 @@ namespace WhereAllocation.Tests
             thread.Start();
             Assert.True(thread.Join(60_000), "the races took too long");
             int alive = Reachability.CountAlive(sockets);
-            // The Managed path's per-thread endpoint may keep the last socket each receiving thread checked (see
-            // AwaitContractRound2Tests): at most the two threads of a round here.
-            Assert.Equal(AwaitsContract.Cell("token outlives wrapper"),
-                alive <= (path == DatagramPath.Managed ? 2 : 0) ? "nothing left on it" : alive + " of " + Rounds + " sockets kept alive by tokens that outlived their wrappers");
+            // What the tokens hold is what is still alive with them and no longer once they are gone. The rest is held by
+            // something else: the Managed path's per-thread endpoint may keep the last socket each receiving thread checked
+            // (see AwaitContractRound2Tests), at most the two threads of a round here; and under a conservative collector
+            // (Mono's Boehm, Unity's), any word of a stack or of the heap that looks like a pointer keeps its object, a few of
+            // a hundred in a run, whatever the library does: there that rest is not the library's to answer for.
             GC.KeepAlive(sources);
+            sources.Clear();
+            int aliveWithoutTokens = Reachability.CountAlive(sockets);
+            int heldByTokens = alive - aliveWithoutTokens;
+            Assert.Equal(AwaitsContract.Cell("token outlives wrapper"),
+                heldByTokens <= 0 ? "nothing left on it" : heldByTokens + " of " + Rounds + " sockets kept alive by tokens that outlived their wrappers");
+            if (!Runtime.IsConservativeCollector)
+                Assert.True(aliveWithoutTokens <= (path == DatagramPath.Managed ? 2 : 0), aliveWithoutTokens + " of " + Rounds + " sockets alive once their tokens were gone");
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]

@@ -12,6 +12,13 @@ namespace WhereAllocation.Tests
         public static readonly bool IsMono = Type.GetType("Mono.Runtime") != null;
 
         /// <summary>
+        /// True under Mono's Boehm build (mono-boehm, the collector family Unity runs), which reports a single generation where
+        /// SGen reports two. Boehm scans the heap as well as the stacks conservatively: a word that looks like a pointer keeps its
+        /// object, so "nothing else holds it" cannot be asserted there, only what a known holder holds.
+        /// </summary>
+        public static readonly bool IsConservativeCollector = IsMono && GC.MaxGeneration == 0;
+
+        /// <summary>
         /// True on Windows as Wine emulates it: Wine's ntdll exports wine_get_version, Windows' does not. The few
         /// places where Wine's sockets differ from Windows' ask this, and each says how they differ.
         /// </summary>
