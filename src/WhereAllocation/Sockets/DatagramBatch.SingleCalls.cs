@@ -56,9 +56,7 @@ namespace WhereAllocation
         {
             for (int i = start; i < end; i++)
             {
-                long sent = NativeDatagramIO.Os.Send(raw, _buffers + (long)i * _stride, (int)_messages[i].Length, false,
-                    _names + i * SockaddrLayout.StorageSize, (int)_messages[i].Header.NameLength, out error);
-                if (sent < 0) return i - start;
+                if (SendOne(raw, i, out error) < 0) return i - start;
             }
             error = SocketError.Success;
             return end - start;
