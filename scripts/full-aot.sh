@@ -128,12 +128,13 @@ planted() {
   done
 }
 
-# suite <runtime> <images> <dir> <host>: the whole suite without a JIT; its "mono: N passed, N failed" line is counted.
+# suite <runtime> <images> <dir> <host> <seconds per test>: the whole suite without a JIT; its "mono: N passed, N failed"
+# line is counted. Boehm gets 180 s per test as in test.sh's Boehm stage (its collections stop the world).
 suite() {
-  local runtime=$1 images=$2 dir=$3 log=$work/suite-$4.txt line p f missing status
+  local runtime=$1 images=$2 dir=$3 log=$work/suite-$4.txt limit=$5 line p f missing status
   echo "== The suite under $runtime --full-aot (no JIT)"
   t=$SECONDS
-  MONO_PATH=$images timeout -k 30 1500 "$runtime" --full-aot "$dir/WhereAllocation.Tests.Mono.dll" --aot-only --time-limit 120 2>&1 | tee "$log"
+  MONO_PATH=$images timeout -k 30 1500 "$runtime" --full-aot "$dir/WhereAllocation.Tests.Mono.dll" --aot-only --time-limit "$limit" 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   line=$(grep -E "^mono: [0-9]+ passed, [0-9]+ failed" "$log" | tail -1)
   if [ -z "$line" ]; then
@@ -154,7 +155,7 @@ t=$SECONDS
 app_images mono "$images" "$work/sgen" || { fail "the suite's AOT images (SGen)"; finish; }
 echo "program images compiled in $((SECONDS - t)) s"
 planted mono "$images" "$work/sgen"
-suite mono "$images" "$work/sgen" sgen
+suite mono "$images" "$work/sgen" sgen 120
 
 echo "== Boehm (mono-boehm): does its runtime load full-AOT images?"
 if ! command -v mono-boehm >/dev/null 2>&1; then
@@ -167,11 +168,14 @@ else
     boehm_images=$(framework_images mono-boehm boehm "${framework[@]}" "${facades[@]}") || { fail "the framework's AOT images (Boehm)"; finish; }
     app_images mono-boehm "$boehm_images" "$work/boehm" || { fail "the suite's AOT images (Boehm)"; finish; }
     planted mono-boehm "$boehm_images" "$work/boehm"
-    suite mono-boehm "$boehm_images" "$work/boehm" boehm
-  else
+    suite mono-boehm "$boehm_images" "$work/boehm" boehm 180
+  elif grep -q "Assertion: should not be reached at boehm-gc.c" <<<"$probe"; then
+    # The known limit (docs/aot.md): accepted only as itself; any other failure of the probe fails the stage.
     echo "mono-boehm --full-aot: NOT RUN. This Mono's Boehm runtime stops at the first full-AOT image it loads, before any"
-    echo "managed code: $(grep -m1 -E 'Assertion|Failed|error' <<<"$probe")"
-    echo "(docs/aot.md: its mono_gc_get_card_table, asked when an AOT image is checked, is not implemented for Boehm)"
+    echo "managed code: $(grep -m1 "Assertion: should not be reached" <<<"$probe")"
+    echo "(docs/aot.md: the image's check asks the collector for its card table, which this Boehm build refuses by assertion)"
+  else
+    fail "mono-boehm --full-aot on the planted program failed otherwise than the known Boehm limit: $(head -5 <<<"$probe")"
   fi
 fi
 finish
