@@ -89,7 +89,7 @@ passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
 echo "== Mono without a JIT: every assembly compiled by mono --aot=full (the framework's once per machine, cached), the suite run"
 echo "   under mono --full-aot, a planted run-time instantiation and Reflection.Emit refused, the library's IL free of both (scripts/full-aot.sh)"
-timeout -k 30 2400 bash scripts/full-aot.sh 2>&1 | tee "$log/full-aot.txt"
+timeout -k 30 900 bash scripts/full-aot.sh 2>&1 | tee "$log/full-aot.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(full-aot)
 count_summary "$log/full-aot.txt"
 
