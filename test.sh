@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
-# against a Debug build of the library, the same suite on Mono (SGen) and on Mono with the Boehm collector, the dispose-race tests again on both
+# against a Debug build of the library, the same suite on Mono (SGen) and on Mono with the Boehm collector, the same suite
+# again on Mono's full AOT with no JIT (the stand-in for IL2CPP's and iOS's refusal of run-time code), the dispose-race tests again on both
 # runtimes with glibc unmapping freed blocks at once, the same suite on the win-x64 runtime under Wine (the
 # library's Windows branch), the native leak check under valgrind, the receive's and the send's instruction budgets on Mono under callgrind,
 # the C reference programs' loopback self-test, the datagram server sample's invariants on both
@@ -85,6 +86,12 @@ timeout 1200 mono-boehm --debug tests/WhereAllocation.Tests.Boehm/bin/Release/ne
 line=$(grep -E "^mono: [0-9]+ passed" "$log/mono-boehm.txt" | tail -1)
 p=$(sed -nE 's/^mono: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
 passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+
+echo "== Mono without a JIT: every assembly compiled by mono --aot=full (the framework's once per machine, cached), the suite run"
+echo "   under mono --full-aot, a planted run-time instantiation and Reflection.Emit refused, the library's IL free of both (scripts/full-aot.sh)"
+timeout -k 30 900 bash scripts/full-aot.sh 2>&1 | tee "$log/full-aot.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(full-aot)
+count_summary "$log/full-aot.txt"
 
 echo "== Dispose races again, with MALLOC_MMAP_THRESHOLD_=131072: glibc then maps each block of 128 KiB or more on its own and"
 echo "   unmaps it at free, so a write after free faults instead of passing silently (CoreCLR, then Mono)"

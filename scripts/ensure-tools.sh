@@ -5,7 +5,9 @@
 #                                  Boehm collector that Unity runs) and a C compiler (the C reference receivers)
 #   scripts/ensure-tools.sh test   (the default) what ./test.sh needs: the demo's tools, plus valgrind (the native leak
 #                                  check and the receive's instruction budget) and Wine (the suite on the win-x64
-#                                  runtime: Debian's "wine" package gives the wine command, "wine64" the 64-bit loader)
+#                                  runtime: Debian's "wine" package gives the wine command, "wine64" the 64-bit loader),
+#                                  and for the full-AOT stage (scripts/full-aot.sh) monodis, mcs and the assembler and
+#                                  linker Mono's AOT compiler runs (mono-complete and gcc bring them; checked by name)
 # The .NET 10 SDK is not installed here: it is the one prerequisite. Needs root for apt-get; does nothing when all is there.
 set -euo pipefail
 purpose=${1:-test}
@@ -19,6 +21,9 @@ test_tools() {
   demo_tools
   command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
   { command -v wine >/dev/null 2>&1 && [ -x /usr/lib/wine/wine64 ]; } || missing+=(wine wine64)
+  command -v monodis >/dev/null 2>&1 || missing+=(mono-utils)
+  command -v mcs >/dev/null 2>&1 || missing+=(mono-mcs)
+  { command -v as >/dev/null 2>&1 && command -v ld >/dev/null 2>&1; } || missing+=(binutils)
 }
 case "$purpose" in
   demo) demo_tools ;;

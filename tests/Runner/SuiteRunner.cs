@@ -5,6 +5,7 @@ using System.Globalization;
 using System.Linq;
 using System.Linq.Expressions;
 using System.Reflection;
+using System.Runtime.ExceptionServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 using System.Threading.Tasks;
@@ -27,8 +28,11 @@ namespace WhereAllocation.Tests.Runner
     /// test in time and resumes after a hung one. See docs/testing-under-wine.md.
     /// </para>
     /// <para>
-    /// Usage: <c>[--list-classes | --list] [--class FullName]... [--start-after TestName] [--time-limit seconds] [substring]...</c>.
-    /// Without options every test runs; substrings keep the tests whose name contains one of them.
+    /// Usage: <c>[--list-classes | --list] [--class FullName]... [--start-after TestName] [--time-limit seconds] [--aot-only] [substring]...</c>.
+    /// Without options every test runs; substrings keep the tests whose name contains one of them. <c>--aot-only</c>
+    /// is for a runtime that refuses code made at run time (Mono's <c>--full-aot</c>, as IL2CPP): the compiled
+    /// expressions below are such code, so tests are called through <c>MethodInfo.Invoke</c> instead, whose
+    /// call stubs are compiled ahead of time (scripts/full-aot.sh).
     /// Prints <c>  ok   Name [ms]</c> or <c>  FAIL Name</c> and the error per test, then
     /// <c>host: N passed, N failed</c> (host = mono, windows or coreclr). A test that runs longer than the
     /// time limit fails with "timed out after N s"; the process then prints its summary (tests not run count
@@ -52,7 +56,7 @@ namespace WhereAllocation.Tests.Runner
                 return 2;
             }
 
-            List<TestCase> cases = Discover(typeof(SuiteRunner).Assembly);
+            List<TestCase> cases = Discover(typeof(SuiteRunner).Assembly, options.AotOnly);
             if (options.ListClasses)
             {
                 foreach (string name in cases.Select(c => c.ClassName).Distinct()) Console.WriteLine(name);
@@ -137,7 +141,7 @@ namespace WhereAllocation.Tests.Runner
 
         // ----- discovery -----
 
-        private static List<TestCase> Discover(Assembly assembly)
+        private static List<TestCase> Discover(Assembly assembly, bool aotOnly)
         {
             var cases = new List<TestCase>();
             Type[] types = assembly.GetTypes()
@@ -150,8 +154,8 @@ namespace WhereAllocation.Tests.Runner
                 {
                     var fact = method.GetCustomAttribute<FactAttribute>();
                     if (fact == null) continue;
-                    create ??= CompileConstructor(type);
-                    Func<object, object?[], object?> invoke = CompileCall(method);
+                    create ??= aotOnly ? ReflectionConstructor(type) : CompileConstructor(type);
+                    Func<object, object?[], object?> invoke = aotOnly ? ReflectionCall(method) : CompileCall(method);
                     foreach (object?[] arguments in Cases(method))
                     {
                         string name = type.FullName + "." + method.Name + (arguments.Length == 0 ? "" : "(" + string.Join(", ", arguments.Select(a => a?.ToString() ?? "null")) + ")");
@@ -221,6 +225,38 @@ namespace WhereAllocation.Tests.Runner
                 if (args.Length != count) throw new ArgumentException(method.Name + " takes " + count + " arguments; its data row has " + args.Length);
                 return compiled(target, args);
             };
+        }
+
+        // Under full AOT (no code made at run time): reflection's calls, with the test's own exception rethrown
+        // from the TargetInvocationException that wraps it, so that a failure reads as under the compiled calls.
+        private static Func<object> ReflectionConstructor(Type type)
+        {
+            if (type.GetConstructor(Type.EmptyTypes) == null)
+                return () => throw new InvalidOperationException(type.FullName + " has no public parameterless constructor");
+            return () => Unwrapped(() => Activator.CreateInstance(type)!);
+        }
+
+        private static Func<object, object?[], object?> ReflectionCall(MethodInfo method)
+        {
+            int count = method.GetParameters().Length;
+            return (target, args) =>
+            {
+                if (args.Length != count) throw new ArgumentException(method.Name + " takes " + count + " arguments; its data row has " + args.Length);
+                return Unwrapped(() => method.Invoke(target, args));
+            };
+        }
+
+        private static T Unwrapped<T>(Func<T> call)
+        {
+            try
+            {
+                return call();
+            }
+            catch (TargetInvocationException e) when (e.InnerException != null)
+            {
+                ExceptionDispatchInfo.Capture(e.InnerException).Throw();
+                throw; // not reached: Throw above always throws
+            }
         }
 
         // ----- execution -----
@@ -317,6 +353,7 @@ namespace WhereAllocation.Tests.Runner
             public List<string> Substrings { get; } = new List<string>();
             public string? StartAfter { get; private set; }
             public int TimeLimitSeconds { get; private set; } = DefaultTimeLimitSeconds;
+            public bool AotOnly { get; private set; }
 
             public bool Selects(TestCase test)
             {
@@ -335,6 +372,7 @@ namespace WhereAllocation.Tests.Runner
                         case "--list": options.List = true; break;
                         case "--class": options.Classes.Add(Value(args, ref i)); break;
                         case "--start-after": options.StartAfter = Value(args, ref i); break;
+                        case "--aot-only": options.AotOnly = true; break;
                         case "--time-limit":
                             if (!int.TryParse(Value(args, ref i), NumberStyles.None, CultureInfo.InvariantCulture, out int seconds) || seconds <= 0)
                                 throw new ArgumentException("--time-limit takes a whole number of seconds greater than 0");
