@@ -10,7 +10,8 @@
 #   editor-mono      the Editor (active target Android): the OS from the runtime; native path, 0 B
 #   windows-il2cpp   the Windows calls chosen at compile time; on Linux their probe fails (ws2_32 is missing), which must
 #                    be reported: the reason names the exception, the first call throws once
-#   ps5-il2cpp       a console: no native path; the first call throws PlatformNotSupportedException once, then Managed
+#   ps5-il2cpp       a console: no native path; the first call throws PlatformNotSupportedException once, then Managed;
+#                    after DatagramPaths.Reset (the Editor assembly's Play Mode start) the next call reports once again
 #   webgl-il2cpp     WebGL with DatagramPaths.Force(DatagramPath.Managed) first: no exception, the cost printed
 #   unknown-il2cpp   a player Unity names with no define the library knows, the runtime answering "unknown": as ps5
 #   macos-il2cpp, ios-il2cpp   compiled only (their calls cannot run on Linux; trim-check.sh checks the iOS names)
@@ -36,7 +37,12 @@
 #   two assemblies with one name stop the compilation.
 # Stricter than Unity: warnings are errors. Planted violations prove the compilation can fail: each is a copy of the
 # project with one mistake, which must fail with the compiler's (or Unity's) own message; "planted violation
-# rejected" counts as a pass. Ends with one "N passed, N failed" line.
+# rejected" counts as a pass.
+#
+# Last, the NuGet package's netstandard2.1 assembly (compiled without Unity's defines) beside the UnityEngine stand-in,
+# whose Application.platform answers what the check sets, run by samples/TrimCheck on Mono: Android takes the Linux
+# calls (native path, 0 B), iOS and a console refuse loudly once (iOS naming the Unity package as the fix), the
+# Editor and a process without Unity take the runtime's answer. Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -90,7 +96,7 @@ target editor-mono "UNITY_EDITOR;UNITY_EDITOR_LINUX;UNITY_ANDROID;ENABLE_MONO" \
   --diagnostic-has "path Native (default)" --diagnostic-has "OS calls Linux (from RuntimeInformation at run time)"
 target windows-il2cpp "UNITY_STANDALONE_WIN;UNITY_STANDALONE;ENABLE_IL2CPP;$unknown_os" --closed \
   --diagnostic-has "OS calls Windows (compiled for a Unity Windows player)" --diagnostic-has "ws2_32" --diagnostic-has "DllNotFoundException"
-target ps5-il2cpp "UNITY_PS5;ENABLE_IL2CPP;$unknown_os" --closed \
+target ps5-il2cpp "UNITY_PS5;ENABLE_IL2CPP;$unknown_os" --closed --reset-rearms \
   --diagnostic-has "path Managed (default)" --diagnostic-has "compiled for a Unity WebGL or console player" --diagnostic-has "native unavailable: Unity's WebGL and console players"
 target webgl-il2cpp "UNITY_WEBGL;ENABLE_IL2CPP;$unknown_os" --opt-in \
   --diagnostic-has "path Managed (forced; default Managed)" --diagnostic-has "native unavailable"
@@ -206,4 +212,27 @@ planted stray-System.Memory-with-overrideReferences-false android-il2cpp "CS0433
 planted allowUnsafeCode-false android-il2cpp "CS0227" no_unsafe
 planted csc.rsp-removed android-il2cpp "CS8632" no_rsp
 planted two-imported-versions-one-sample-name editor "already exists" fixed_sample_name
+
+echo "== The NuGet package's netstandard2.1 assembly in a Unity player (as NuGetForUnity installs it): no UNITY_* define,"
+echo "   Unity's Application.platform answered by the UnityEngine stand-in beside it, run on Mono"
+dotnet build src/WhereAllocation -c Release -f netstandard2.1 -nologo -v quiet >"$work/nuget.txt" 2>&1
+status=$?; [ $status = 0 ] || cat "$work/nuget.txt"
+nuget=artifacts/bin/WhereAllocation/Release/netstandard2.1/WhereAllocation.dll
+check $status "the NuGet package's netstandard2.1 assembly builds ($nuget)"
+nuget_run() { # <name> <RuntimePlatform name, or none: no UnityEngine beside it> [TrimCheck arguments...]
+  local name=$1 platform=$2; shift 2
+  echo "== nuget-$name (Application.platform: $platform)"
+  mkdir -p "$work/nuget-$name"
+  cp "$nuget" "$work/app/TrimCheck.dll" "$work/nuget-$name/"
+  [ "$platform" = none ] || cp "$work/unity/UnityEngine.dll" "$work/nuget-$name/"
+  WHEREALLOCATION_STANDIN_PLATFORM=$([ "$platform" = none ] || echo "$platform") timeout 300 mono "$work/nuget-$name/TrimCheck.dll" "$@" | sed 's/^/  /'
+  check "${PIPESTATUS[0]}" "nuget-$name: its checks pass on Mono ($*)"
+}
+nuget_run android Android --diagnostic-has "path Native (default)" \
+  --diagnostic-has "OS calls Linux (from Unity's Application.platform at run time: Android)" --diagnostic-has "native available"
+nuget_run ios IPhonePlayer --closed --reset-rearms --diagnostic-has "path Managed (default)" \
+  --diagnostic-has "Unity names this player IPhonePlayer" --diagnostic-has "__Internal" --diagnostic-has "Install the Unity package com.where-allocation.core"
+nuget_run ps5 PS5 --closed --diagnostic-has "path Managed (default)" --diagnostic-has "Unity names this player PS5"
+nuget_run editor LinuxEditor --diagnostic-has "path Native (default)" --diagnostic-has "OS calls Linux (from RuntimeInformation at run time)"
+nuget_run no-unity none --diagnostic-has "path Native (default)" --diagnostic-has "OS calls Linux (from RuntimeInformation at run time)"
 finish
