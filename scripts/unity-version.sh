@@ -2,7 +2,8 @@
 # Stamps (default) or checks (--check) what the Unity package folder copies from the repository root:
 # the version in src/WhereAllocation/package.json against <VersionPrefix> in Directory.Build.props (the one
 # place the version lives), and LICENSE and CHANGELOG.md as the package's LICENSE.md and CHANGELOG.md (a package
-# installed by itself carries its licence and history), and the version in each sample's assembly name
+# installed by itself carries its licence and history), docs/UNITY.md as the package's Documentation~/UNITY.md (the
+# Unity guide, readable where the package is installed; Unity imports nothing from a folder ending in ~), and the version in each sample's assembly name
 # (Samples~/<Sample>/*.asmdef: "WhereAllocation.Samples.<Sample>.<version>"), because Unity imports a sample under a
 # versioned folder and a copy of an older import left in the project would otherwise define a second assembly of the
 # same name, which stops every compilation. --check ends with one "N passed, N failed" line and fails when any differs.
@@ -15,7 +16,7 @@ package=src/WhereAllocation
 json=$package/package.json
 current=$(sed -nE 's/^  "version": "([^"]*)",?$/\1/p' "$json")
 [ -n "$props" ] || { echo "unity-version: no <VersionPrefix> in Directory.Build.props" >&2; exit 1; }
-copies=("LICENSE:$package/LICENSE.md" "CHANGELOG.md:$package/CHANGELOG.md")
+copies=("LICENSE:$package/LICENSE.md" "CHANGELOG.md:$package/CHANGELOG.md" "docs/UNITY.md:$package/Documentation~/UNITY.md")
 # The name each sample's asmdef must have: WhereAllocation.Samples.<its folder>.<version>.
 sample_name() { printf 'WhereAllocation.Samples.%s.%s' "$(basename "$(dirname "$1")")" "$2"; }
 stamp() { # <package folder> <version>
@@ -43,5 +44,5 @@ if [ "${1:-}" = --check ]; then
   [ "$failed" -eq 0 ]; exit
 fi
 stamp "$package" "$props"
-for pair in "${copies[@]}"; do cp "${pair%%:*}" "${pair#*:}"; done
-echo "unity-version: $json version $props, the samples' assembly names stamped; LICENSE.md and CHANGELOG.md copied into $package"
+for pair in "${copies[@]}"; do mkdir -p "$(dirname "${pair#*:}")"; cp "${pair%%:*}" "${pair#*:}"; done
+echo "unity-version: $json version $props, the samples' assembly names stamped; LICENSE.md, CHANGELOG.md and Documentation~/UNITY.md copied into $package"
