@@ -212,6 +212,17 @@ planted stray-System.Memory-with-overrideReferences-false android-il2cpp "CS0433
 planted allowUnsafeCode-false android-il2cpp "CS0227" no_unsafe
 planted csc.rsp-removed android-il2cpp "CS8632" no_rsp
 planted two-imported-versions-one-sample-name editor "already exists" fixed_sample_name
+# And the model's own reference rules, both ways: a reference by GUID (the .asmdef.meta's) resolves; a GUID that names
+# nothing is dropped, as Unity drops it, and the compiler then misses the assembly.
+guid=$(sed -nE 's/^guid: //p' src/WhereAllocation/WhereAllocation.asmdef.meta)
+by_guid() { sed -i "s/\"references\": \[\"WhereAllocation\"\]/\"references\": [\"GUID:$guid\"]/" "$3"/*.asmdef; }
+by_wrong_guid() { sed -i "s/\"references\": \[\"WhereAllocation\"\]/\"references\": [\"GUID:00000000000000000000000000000000\"]/" "$3"/*.asmdef; }
+new_project "$work/planted/by-guid"
+by_guid "$work/planted/by-guid" "" "$(find "$work/planted/by-guid/Assets/Samples" -mindepth 3 -maxdepth 3 -type d | head -1)"
+unity_compile "$work/planted/by-guid" android-il2cpp standard "$work/planted/by-guid.out" >"$work/planted/by-guid.txt" 2>&1; status=$?
+[ $status = 0 ] || cat "$work/planted/by-guid.txt"; grep -q "WhereAllocation.Samples.*references WhereAllocation," "$work/planted/by-guid.txt"
+check $(( status || $? )) "the sample referencing WhereAllocation by GUID:$guid compiles and gets the reference"
+planted sample-reference-by-unknown-GUID android-il2cpp "CS0246" by_wrong_guid
 
 echo "== The NuGet package's netstandard2.1 assembly in a Unity player (as NuGetForUnity installs it): no UNITY_* define,"
 echo "   Unity's Application.platform answered by the UnityEngine stand-in beside it, run on Mono"
