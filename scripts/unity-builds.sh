@@ -7,6 +7,7 @@
 # the library beside samples/TrimCheck, which then checks (see its header):
 #   android-il2cpp   the Linux calls chosen at compile time; native path, 0 B per receive, send, batch and await
 #   linux-il2cpp     the same for a Linux player
+#   linux-server-il2cpp   the same for a Linux dedicated server (UNITY_SERVER)
 #   editor-mono      the Editor (active target Android): the OS from the runtime; native path, 0 B
 #   windows-il2cpp   the Windows calls chosen at compile time; on Linux their probe fails (ws2_32 is missing), which must
 #                    be reported: the reason names the exception, the first call throws once
@@ -91,6 +92,8 @@ target() { # <name> <defines> [TrimCheck arguments...]; "compile-only" as the fi
 target android-il2cpp "UNITY_ANDROID;ENABLE_IL2CPP;$unknown_os" \
   --diagnostic-has "path Native (default)" --diagnostic-has "OS calls Linux (compiled for a Unity Android player)" --diagnostic-has "native available"
 target linux-il2cpp "UNITY_STANDALONE_LINUX;UNITY_STANDALONE;ENABLE_IL2CPP;$unknown_os" \
+  --diagnostic-has "path Native (default)" --diagnostic-has "OS calls Linux (compiled for a Unity Linux player)"
+target linux-server-il2cpp "UNITY_STANDALONE_LINUX;UNITY_STANDALONE;UNITY_SERVER;ENABLE_IL2CPP;$unknown_os" \
   --diagnostic-has "path Native (default)" --diagnostic-has "OS calls Linux (compiled for a Unity Linux player)"
 target editor-mono "UNITY_EDITOR;UNITY_EDITOR_LINUX;UNITY_ANDROID;ENABLE_MONO" \
   --diagnostic-has "path Native (default)" --diagnostic-has "OS calls Linux (from RuntimeInformation at run time)"
