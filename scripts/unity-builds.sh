@@ -195,6 +195,7 @@ editor_api_in_runtime() { printf 'using UnityEditor;\n\nnamespace WhereAllocatio
 sample_without_reference() { sed -i 's/"references": \["WhereAllocation"\]/"references": []/' "$3"/*.asmdef; }
 csharp_10() { printf 'namespace WhereAllocation;\n\ninternal static class FileScopedNamespace\n{\n}\n' >"$2/Memory/FileScoped.cs"; }
 stray_dll_unisolated() { mkdir -p "$1/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$1/Assets/Plugins/"; sed -i 's/"overrideReferences": true/"overrideReferences": false/' "$2/WhereAllocation.asmdef"; }
+stray_dll_named() { mkdir -p "$1/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$1/Assets/Plugins/"; sed -i 's/"precompiledReferences": \[\]/"precompiledReferences": ["System.Memory.dll"]/' "$2/WhereAllocation.asmdef"; }
 no_unsafe() { sed -i 's/"allowUnsafeCode": true/"allowUnsafeCode": false/' "$2/WhereAllocation.asmdef"; }
 no_rsp() { rm "$2/csc.rsp"; }
 fixed_sample_name() { # two imported versions whose sample assembly has one fixed name
@@ -212,6 +213,7 @@ check $? "the same file compiles for the editor (every assembly gets UnityEditor
 planted sample-without-WhereAllocation-reference android-il2cpp "CS0246" sample_without_reference
 planted csharp-10-file-scoped-namespace android-il2cpp "CS8773" csharp_10
 planted stray-System.Memory-with-overrideReferences-false android-il2cpp "CS0433" stray_dll_unisolated
+planted stray-System.Memory-named-in-precompiledReferences android-il2cpp "CS0433" stray_dll_named
 planted allowUnsafeCode-false android-il2cpp "CS0227" no_unsafe
 planted csc.rsp-removed android-il2cpp "CS8632" no_rsp
 planted two-imported-versions-one-sample-name editor "already exists" fixed_sample_name

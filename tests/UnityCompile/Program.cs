@@ -261,7 +261,7 @@ internal static class Program
                 references.Add(options["engine"]); named.Add("UnityEngine");
                 if (target.Editor || asmdef.EditorOnly) { references.Add(options["editor"]); named.Add("UnityEditor"); }
             }
-            var precompiled = asmdef.Override ? autoReferenced.Concat(dlls).Distinct().Where(d => asmdef.Precompiled.Contains(Path.GetFileName(d))).ToList() : autoReferenced;
+            var precompiled = asmdef.Override ? dlls.Where(d => asmdef.Precompiled.Contains(Path.GetFileName(d))).ToList() : autoReferenced;
             references.AddRange(precompiled);
             named.AddRange(precompiled.Select(Path.GetFileName)!);
 
