@@ -31,7 +31,7 @@ git ls-files -z -- "$package" | while IFS= read -r -d '' file; do
   cp "$file" "$stage/package/${file#$package/}"
 done
 if [ -n "$url" ]; then
-  sed -i -E "s|^(  \"license\": \"MIT\",)$|\1\n  \"documentationUrl\": \"$url/blob/v$version/README.md\",\n  \"changelogUrl\": \"$url/blob/v$version/CHANGELOG.md\",\n  \"licensesUrl\": \"$url/blob/v$version/LICENSE\",\n  \"repository\": { \"type\": \"git\", \"url\": \"$url.git\" },|" \
+  sed -i -E "s|^(  \"license\": \"MIT\",)$|\1\n  \"documentationUrl\": \"$url/blob/v$version/docs/UNITY.md\",\n  \"changelogUrl\": \"$url/blob/v$version/CHANGELOG.md\",\n  \"licensesUrl\": \"$url/blob/v$version/LICENSE\",\n  \"repository\": { \"type\": \"git\", \"url\": \"$url.git\" },|" \
     "$stage/package/package.json"
 fi
 stamp=$(git log -1 --format=%ct 2>/dev/null || echo 0)

@@ -2,8 +2,13 @@
 # Stamps (default) or checks (--check) what the Unity package folder copies from the repository root:
 # the version in src/WhereAllocation/package.json against <VersionPrefix> in Directory.Build.props (the one
 # place the version lives), and LICENSE and CHANGELOG.md as the package's LICENSE.md and CHANGELOG.md (a package
-# installed by itself carries its licence and history). --check ends with one "N passed, N failed" line and fails
-# when any differs.
+# installed by itself carries its licence and history), docs/UNITY.md as the package's Documentation~/UNITY.md (the
+# Unity guide, readable where the package is installed; Unity imports nothing from a folder ending in ~), and the version in each sample's assembly name
+# (Samples~/<Sample>/*.asmdef: "WhereAllocation.Samples.<Sample>.<version>"), because Unity imports a sample under a
+# versioned folder and a copy of an older import left in the project would otherwise define a second assembly of the
+# same name, which stops every compilation. --check ends with one "N passed, N failed" line and fails when any differs.
+# --stamp <package folder> <version> stamps a copy of the package folder as that version (scripts/unity-builds.sh
+# uses it to model an older release's sample beside this one's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 props=$(sed -nE 's:.*<VersionPrefix>([^<]+)</VersionPrefix>.*:\1:p' Directory.Build.props)
@@ -11,7 +16,17 @@ package=src/WhereAllocation
 json=$package/package.json
 current=$(sed -nE 's/^  "version": "([^"]*)",?$/\1/p' "$json")
 [ -n "$props" ] || { echo "unity-version: no <VersionPrefix> in Directory.Build.props" >&2; exit 1; }
-copies=("LICENSE:$package/LICENSE.md" "CHANGELOG.md:$package/CHANGELOG.md")
+copies=("LICENSE:$package/LICENSE.md" "CHANGELOG.md:$package/CHANGELOG.md" "docs/UNITY.md:$package/Documentation~/UNITY.md")
+# The name each sample's asmdef must have: WhereAllocation.Samples.<its folder>.<version>.
+sample_name() { printf 'WhereAllocation.Samples.%s.%s' "$(basename "$(dirname "$1")")" "$2"; }
+stamp() { # <package folder> <version>
+  local asmdef
+  sed -i -E "s/^(  \"version\": \")[^\"]*(\",?)$/\1$2\2/" "$1/package.json"
+  for asmdef in "$1"/Samples~/*/*.asmdef; do
+    sed -i -E "s/^(    \"name\": \")[^\"]*(\",?)$/\1$(sample_name "$asmdef" "$2")\2/" "$asmdef"
+  done
+}
+if [ "${1:-}" = --stamp ]; then stamp "$2" "$3"; exit; fi
 if [ "${1:-}" = --check ]; then
   passed=0; failed=0
   if [ "$current" = "$props" ]; then echo "  ok   $json version $current = Directory.Build.props VersionPrefix"; passed=$((passed + 1))
@@ -20,9 +35,14 @@ if [ "${1:-}" = --check ]; then
     if cmp -s "${pair%%:*}" "${pair#*:}"; then echo "  ok   ${pair#*:} = ${pair%%:*}"; passed=$((passed + 1))
     else echo "  FAIL ${pair#*:} differs from ${pair%%:*} (run scripts/unity-version.sh)"; failed=$((failed + 1)); fi
   done
+  for asmdef in "$package"/Samples~/*/*.asmdef; do
+    want=$(sample_name "$asmdef" "$props")
+    if grep -qE "^    \"name\": \"$want\",?$" "$asmdef"; then echo "  ok   $asmdef names the assembly $want"; passed=$((passed + 1))
+    else echo "  FAIL $asmdef does not name the assembly $want (run scripts/unity-version.sh)"; failed=$((failed + 1)); fi
+  done
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]; exit
 fi
-sed -i -E "s/^(  \"version\": \")[^\"]*(\",?)$/\1$props\2/" "$json"
-for pair in "${copies[@]}"; do cp "${pair%%:*}" "${pair#*:}"; done
-echo "unity-version: $json version $props; LICENSE.md and CHANGELOG.md copied into $package"
+stamp "$package" "$props"
+for pair in "${copies[@]}"; do mkdir -p "$(dirname "${pair#*:}")"; cp "${pair%%:*}" "${pair#*:}"; done
+echo "unity-version: $json version $props, the samples' assembly names stamped; LICENSE.md, CHANGELOG.md and Documentation~/UNITY.md copied into $package"

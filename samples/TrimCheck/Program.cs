@@ -15,6 +15,9 @@ using WhereAllocation;
 //                                                    native path must refuse the allocating path loudly, once, then run it
 //   --opt-in                                         the same with DatagramPaths.Force(DatagramPath.Managed) called first:
 //                                                    no exception, and the allocation per datagram is printed
+//   --reset-rearms                                   with --closed: after DatagramPaths.Reset() (what the Unity package's
+//                                                    Editor assembly calls on entering Play Mode without a domain reload)
+//                                                    the next call reports again, once, as at a player's start
 // Every run ends with the Managed path's checks: a cut datagram is reported, and the path never asked the runtime for
 // SocketFlags.Truncated (Mono refuses it, and IL2CPP's socket layer rejects it).
 // Prints "N passed, N failed"; exit code 0 when all pass.
@@ -30,11 +33,12 @@ void Check(bool ok, string what)
 string? expectedAccess = null;
 var absent = new System.Collections.Generic.List<string>();
 var diagnosticParts = new System.Collections.Generic.List<string>();
-bool closed = false, optIn = false;
+bool closed = false, optIn = false, resetRearms = false;
 for (int i = 0; i < args.Length; i++)
 {
     if (args[i] == "--closed") closed = true;
     else if (args[i] == "--opt-in") optIn = true;
+    else if (args[i] == "--reset-rearms") resetRearms = true;
     else if (i + 1 < args.Length && args[i] == "--access") expectedAccess = args[++i];
     else if (i + 1 < args.Length && args[i] == "--absent") absent.Add(args[++i]);
     else if (i + 1 < args.Length && args[i] == "--diagnostic-has") diagnosticParts.Add(args[++i]);
@@ -46,6 +50,13 @@ foreach (string part in diagnosticParts)
 if (closed || optIn)
 {
     ManagedOnly(optIn);
+    if (resetRearms)
+    {
+        DatagramPaths.Force(DatagramPath.Managed);
+        DatagramPaths.Reset();
+        Check(DatagramPaths.Active == DatagramPaths.Default && DatagramPaths.Diagnostic.Contains("(default)"), "after Reset: the default path again, not forced");
+        ManagedOnly(false);
+    }
     ManagedFlags(false);
     Console.WriteLine($"{passed} passed, {failed} failed");
     return failed == 0 ? 0 : 1;

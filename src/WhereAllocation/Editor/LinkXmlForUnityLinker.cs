@@ -6,7 +6,7 @@ using UnityEditor.UnityLinker;
 namespace WhereAllocation.Editor
 {
     /// <summary>
-    /// Hands Unity's linker the package's link.xml on every player build. Unity reads link.xml files by itself only under
+    /// Hands Unity's linker the package's link.xml when Unity calls it during a player build. Unity reads link.xml files by itself only under
     /// Assets/, never inside a package; a package's Editor code passes its own through this callback instead. The file keeps
     /// <c>Socket.get_SafeHandle</c>, so that the native datagram path reaches a socket's handle through the property
     /// rather than through the field that holds it (both are allocation free; see docs/UNITY.md).

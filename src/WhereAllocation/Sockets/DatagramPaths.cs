@@ -102,12 +102,19 @@ namespace WhereAllocation
             s_reportFallback = false; // an explicit choice: nothing left to report
         }
 
-        /// <summary>A test and benchmark hook, hidden from code completion: every later call takes <see cref="Default"/> again.</summary>
+        /// <summary>
+        /// A test and benchmark hook, hidden from code completion: back to the state the process started in. Every later call
+        /// takes <see cref="Default"/> again, nothing is forced, and where the default is the allocating Managed path its
+        /// one-time report is armed again (the next call throws it once). The package's Editor assembly calls it when Unity
+        /// enters Play Mode without reloading the scripting domain, so that each Play Mode starts as a player does
+        /// (docs/UNITY.md). What the process found out (the OS's calls, the way to the handle) is kept.
+        /// </summary>
         [EditorBrowsable(EditorBrowsableState.Never)]
         public static void Reset()
         {
             s_active = s_default;
             s_forced = false;
+            s_reportFallback = s_default == DatagramPath.Managed;
         }
 
         /// <summary>

@@ -60,14 +60,71 @@ namespace WhereAllocation
             chosenBy = "compiled for a Unity WebGL or console player";
             return new UnknownOsSocketCalls("Unity's WebGL and console players offer no POSIX or Winsock socket calls that P/Invoke can reach (the library has no binding for a closed SDK).");
 #else
+            string unityFailure = "";
+#if !NET8_0_OR_GREATER && !UNITY_5_3_OR_NEWER
+            // Compiled without Unity's defines (the NuGet package's netstandard2.1 build) yet perhaps inside a Unity player:
+            // Unity itself names the player, where IL2CPP's runtime would answer "unknown" (UnityPlayerPlatform.cs).
+            string? unity = UnityPlayerPlatform.Ask(out string? failure);
+            if (failure != null) unityFailure = " Unity's player platform could not be read either (" + failure + ").";
+            if (unity != null)
+            {
+                OsSocketCalls? forUnity = ForUnityPlayer(unity);
+                if (forUnity != null)
+                {
+                    chosenBy = "from Unity's Application.platform at run time: " + unity;
+                    return forUnity;
+                }
+            }
+#endif
             chosenBy = "from RuntimeInformation at run time";
             if (RuntimeSays(OSPlatform.Linux)) return new LinuxSocketCalls();
             if (RuntimeSays(OSPlatform.OSX)) return new DarwinSocketCalls();
             if (RuntimeSays(OSPlatform.Windows)) return new WindowsSocketCalls();
             return new UnknownOsSocketCalls("The runtime names none of Linux, macOS and Windows as this operating system"
-                + " (IL2CPP answers so for every player but those three), so the library does not know its socket calls.");
+                + " (IL2CPP answers so for every player but those three), so the library does not know its socket calls." + unityFailure);
 #endif
         }
+
+#if !NET8_0_OR_GREATER && !UNITY_5_3_OR_NEWER
+        /// <summary>Unity's package for Unity players, named by the refusals below.</summary>
+        internal const string UnityPackageAdvice = " Install the Unity package com.where-allocation.core instead of the NuGet package:"
+            + " Unity compiles it for each player with the player's define (docs/INSTALL.md, docs/UNITY.md).";
+
+        /// <summary>
+        /// The calls for a Unity player named by <paramref name="platform"/> (RuntimePlatform's name), for the build compiled
+        /// without Unity's defines; null where the runtime's own answer is right (the Editor and desktop players, whose
+        /// runtimes name their OS) or Unity's name is one the library does not know.
+        /// </summary>
+        internal static OsSocketCalls? ForUnityPlayer(string platform)
+        {
+            switch (platform)
+            {
+                case "Android":
+                    // Linux underneath, and the C library is loaded by the name "libc" as on Linux (see Choose).
+                    return new LinuxSocketCalls();
+                case "IPhonePlayer":
+                case "tvOS":
+                case "VisionOS":
+                    // The C library of a statically linked player is reached as "__Internal", a name fixed in the DllImport
+                    // attributes when the library is compiled (Interop/Libc.cs); this build names "libc", which such a player
+                    // does not load dynamically. Refused, loudly, rather than guessed.
+                    return new UnknownOsSocketCalls("Unity names this player " + platform + ", whose C library is linked statically and reached"
+                        + " only as \"__Internal\"; this build of the library (the NuGet package, compiled without Unity's defines) binds"
+                        + " \"libc\", so its native path cannot run here." + UnityPackageAdvice);
+                case "WebGLPlayer":
+                case "PS4":
+                case "PS5":
+                case "Switch":
+                case "XboxOne":
+                case "GameCoreXboxSeries":
+                case "GameCoreXboxOne":
+                    return new UnknownOsSocketCalls("Unity names this player " + platform + ": Unity's WebGL and console players offer no POSIX"
+                        + " or Winsock socket calls that P/Invoke can reach (the library has no binding for a closed SDK).");
+                default:
+                    return null;
+            }
+        }
+#endif
 
         private static bool RuntimeSays(OSPlatform platform)
         {

@@ -1,8 +1,10 @@
-// A stand-in for the few Unity Editor types the package's Editor assembly (src/WhereAllocation/Editor) uses, with the
-// signatures of Unity's scripting reference (2021.2 to 6000.x), so that CI compiles that code without a Unity Editor.
-// Compiling against it proves that the Editor code names these types and members as documented and is valid C# 9; it
-// proves nothing about what Unity does with the callback (that needs an Editor and a player build). Never imported by
-// Unity: it lives outside the package folder.
+// A stand-in for UnityEditor.dll, compiled as an assembly of its own named UnityEditor (referencing the UnityEngine
+// stand-in, as Unity's does): the few Unity Editor types the package's Editor assembly (src/WhereAllocation/Editor)
+// uses, with the signatures of Unity's scripting reference (2021.2 to 6000.x), so that CI compiles that code without a
+// Unity Editor, with only the references Unity's rules give it (scripts/unity-builds.sh). Compiling against it proves
+// that the Editor code names these types and members as documented and is valid C# 9; it proves nothing about what
+// Unity does with the callbacks (that needs an Editor and a player build). Never imported by Unity: it lives outside
+// the package folder.
 using System;
 
 namespace UnityEditor.Build
@@ -74,5 +76,23 @@ namespace UnityEditor
     {
         /// <summary>Stand-in.</summary>
         NoTarget = -2,
+    }
+
+    /// <summary>Stand-in: UnityEditor.EnterPlayModeOptions, what the Editor skips when it enters Play Mode (flags).</summary>
+    [Flags]
+    public enum EnterPlayModeOptions
+    {
+        /// <summary>Stand-in: nothing skipped.</summary>
+        None = 0,
+        /// <summary>Stand-in: the scripting domain is not reloaded, so static state survives from the last Play Mode.</summary>
+        DisableDomainReload = 1,
+        /// <summary>Stand-in: the scene is not reloaded.</summary>
+        DisableSceneReload = 2,
+    }
+
+    /// <summary>Stand-in: UnityEditor.InitializeOnEnterPlayModeAttribute, on a static method the Editor calls on entering Play Mode (with no parameter, or one EnterPlayModeOptions).</summary>
+    [AttributeUsage(AttributeTargets.Method)]
+    public sealed class InitializeOnEnterPlayModeAttribute : Attribute
+    {
     }
 }
