@@ -19,12 +19,11 @@ namespace WhereAllocation
         /// <summary>Room for one control message per header: CMSG_SPACE of a 2- or 4-byte value is 24 bytes on 64-bit, 16 on 32-bit.</summary>
         private const int ControlSpace = 32;
 
-        // The part of the native block that segmentation and coalesced receive use: per slot a spare mmsghdr, room for
-        // its control message and the first slot of the run it carries (one more, for the end), and one receive control buffer.
+        // The part of the native block that segmentation uses: per slot a spare mmsghdr, room for its control message and
+        // the first slot of the run it carries (one more, for the end).
         private Libc.LinuxMMsgHdr* _runMessages;
         private byte* _runControls;
         private int* _runStarts;
-        private byte* _receiveControl;
         private bool _segmentation;
 
         /// <summary>Test hook: when not 0, a segmented send fails with this OS error number (Linux's) instead of reaching the kernel.</summary>
@@ -34,7 +33,7 @@ namespace WhereAllocation
         internal long SegmentedSends, SegmentedDatagrams;
 
         private static int SegmentationBytes(int capacity) =>
-            capacity * (sizeof(Libc.LinuxMMsgHdr) + ControlSpace) + AlignUp((capacity + 1) * sizeof(int), 64) + ControlSpace * 2;
+            capacity * (sizeof(Libc.LinuxMMsgHdr) + ControlSpace) + AlignUp((capacity + 1) * sizeof(int), 64);
 
         /// <summary>Points the views at their part of the native block (zeroed by the constructor) and takes the default switch.</summary>
         private void InitSegmentation(byte* part)
@@ -42,7 +41,6 @@ namespace WhereAllocation
             _runMessages = (Libc.LinuxMMsgHdr*)part;
             _runControls = part + _capacity * sizeof(Libc.LinuxMMsgHdr);
             _runStarts = (int*)(_runControls + _capacity * ControlSpace);
-            _receiveControl = (byte*)_runStarts + AlignUp((_capacity + 1) * sizeof(int), 64);
             _segmentation = CanSegment(_mode);
         }
 

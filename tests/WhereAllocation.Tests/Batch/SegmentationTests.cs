@@ -338,9 +338,13 @@ namespace WhereAllocation.Tests
             Assert.Equal(3 * count, receiver.CoalescedDatagrams);
         }
 
-        /// <summary>With fewer free slots than a coalesced datagram holds, the batch leaves it queued for the next receive.</summary>
+        /// <summary>
+        /// With fewer free slots than a coalesced datagram holds, the batch takes it anyway (into its spill), fills the slots left
+        /// with its first segments, and hands out the rest, in order, first thing in the next receive: nothing dropped, nothing
+        /// left queued, no peek.
+        /// </summary>
         [Fact]
-        public void CoalescedDatagramThatDoesNotFitWaitsForTheNextReceive()
+        public void CoalescedDatagramThatDoesNotFitIsFinishedByTheNextReceive()
         {
             if (!DatagramBatch.IsCoalescedReceiveAvailable) return; // refusal asserted in SwitchesAreOnWhereAvailableAndRefusedElsewhere
             using Socket sender = BatchTraffic.Bound(Family.IPv4);
@@ -361,16 +365,68 @@ namespace WhereAllocation.Tests
             }
             using var receiver = new DatagramBatch(128, 600);
             receiver.CoalescedReceive = true;
-            Assert.Equal(100, receiver.Receive(peer, 2000));
-            for (int i = 0; i < 100; i++)
+            Assert.Equal(128, receiver.Receive(peer, 2000));
+            EndPointKey from = BatchTraffic.KeyOf(sender);
+            for (int i = 0; i < 128; i++)
             {
-                Assert.True(TestDatagram.Check(receiver.GetDatagram(i), out uint sequence));
+                Assert.True(TestDatagram.Check(receiver.GetDatagram(i, out EndPointKey source), out uint sequence));
                 Assert.Equal(i, (int)sequence);
+                Assert.Equal(from, source);
+                Assert.False(receiver.IsTruncated(i));
             }
-            Assert.Equal(50, receiver.Receive(peer, 2000));
-            Assert.True(TestDatagram.Check(receiver.GetDatagram(0), out uint first));
-            Assert.Equal(100, (int)first);
+            Assert.Equal(22, receiver.Receive(peer, 2000));
+            for (int i = 0; i < 22; i++)
+            {
+                Assert.True(TestDatagram.Check(receiver.GetDatagram(i, out EndPointKey source), out uint sequence));
+                Assert.Equal(128 + i, (int)sequence);
+                Assert.Equal(from, source);
+            }
+            Assert.Equal(3, receiver.CoalescedReceives);
+            Assert.Equal(150, receiver.CoalescedDatagrams);
+            Assert.True(receiver.SpilledReceives > 0);
             Assert.Equal(0, receiver.Receive(peer));
+        }
+
+        /// <summary>
+        /// A datagram the kernel itself cut (MSG_TRUNC: its receive had less room than the datagram; forced by giving the spill
+        /// less room than the largest datagram) is flagged: a single one in its slot, a run in its last, shorter segment; the
+        /// segments before the cut are whole.
+        /// </summary>
+        [Fact]
+        public void DatagramTheKernelCutIsFlagged()
+        {
+            if (!DatagramBatch.IsCoalescedReceiveAvailable) return; // refusal asserted in SwitchesAreOnWhereAvailableAndRefusedElsewhere
+            using Socket sender = BatchTraffic.Bound(Family.IPv4);
+            using Socket peer = BatchTraffic.Bound(Family.IPv4);
+            peer.EnableCoalescedReceive();
+            using var receiver = new DatagramBatch(128, 1500);
+            receiver.CoalescedReceive = true;
+            receiver.SpillRoomForTests = 950;
+            sender.SendTo(new byte[] { 1 }, peer.LocalEndPoint!); // lands in the slots: the rest goes through the spill
+            sender.SendTo(new byte[1200], peer.LocalEndPoint!);
+            using (var run = new DatagramBatch(10, 100))
+            {
+                var scratch = new byte[100];
+                for (int i = 0; i < 10; i++)
+                {
+                    int length = TestDatagram.Write(scratch, (uint)i, 100 - TestDatagram.Overhead);
+                    Assert.True(run.TryAdd(scratch.AsSpan(0, length), BatchTraffic.KeyOf(peer)));
+                }
+                Assert.Equal(10, run.Send(sender));
+                Assert.Equal(1, run.SegmentedSends);
+            }
+            Assert.Equal(12, receiver.Receive(peer, 2000));
+            Assert.False(receiver.IsTruncated(0));
+            Assert.Equal(950, receiver.GetDatagram(1).Length);
+            Assert.True(receiver.IsTruncated(1), "a datagram the kernel cut was not flagged");
+            for (int i = 0; i < 9; i++)
+            {
+                Assert.True(TestDatagram.Check(receiver.GetDatagram(2 + i), out uint sequence));
+                Assert.Equal(i, (int)sequence);
+                Assert.False(receiver.IsTruncated(2 + i));
+            }
+            Assert.Equal(50, receiver.GetDatagram(11).Length);
+            Assert.True(receiver.IsTruncated(11), "the run's last segment, cut by the kernel, was not flagged");
         }
     }
 }
