@@ -79,8 +79,9 @@ namespace WhereAllocation
         /// <see cref="MinCoalescedReceiveCapacity"/> slots (and 65 535 bytes) are free, a datagram lands in the slots themselves;
         /// after that it lands in the batch's spill, a buffer that holds the largest coalesced datagram, and is copied to the
         /// free slots from there. Segments that find no free slot stay in the spill, in order, and are the first datagrams of the
-        /// next <see cref="Receive(Socket, int)"/>: nothing taken from the socket is ever dropped, and nothing is peeked at (so
-        /// another reader of the socket cannot change what the batch takes between two of its calls). Off, a batch receives with
+        /// next <see cref="Receive(Socket, int)"/> (whichever socket it is given: read one socket per batch), and <see cref="Clear"/>
+        /// keeps them: nothing taken from the socket is ever dropped, and nothing is peeked at (so another reader of the socket
+        /// cannot change what the batch takes between two of its calls). Off, a batch receives with
         /// <c>recvmmsg</c> and a coalesced datagram would fill one slot, cut to <see cref="SlotSize"/>: so never read a socket with
         /// coalesced receive through a batch with this off, nor through the one-datagram receives.</para>
         /// <para>A datagram longer than <see cref="SlotSize"/> is cut and flagged (<see cref="IsTruncated"/>), as without
