@@ -53,6 +53,13 @@ namespace WhereAllocation
         /// <summary>Test hook: when above 0, the room the spill offers the kernel instead of the largest datagram's, so that the kernel cuts.</summary>
         internal int SpillRoomForTests = 0; // set by tests only
 
+        /// <summary>
+        /// Test hook: when above 0, a receive lands in the slots themselves whenever this many are free (whatever their bytes),
+        /// so that a run with more datagrams than free slots reaches the slots (no kernel coalesces more than the slots of an
+        /// empty batch, <see cref="MinCoalescedReceiveCapacity"/>).
+        /// </summary>
+        internal int DirectFreeSlotsForTests = 0; // set by tests only
+
         /// <summary>Coalesced datagrams the batch split since it was made, and the datagrams they held (for tests and benchmarks).</summary>
         internal long CoalescedReceives, CoalescedDatagrams;
 
@@ -149,7 +156,8 @@ namespace WhereAllocation
             while (next < _capacity && _coalescedReceive)
             {
                 int free = _capacity - next;
-                bool direct = free >= MinCoalescedReceiveCapacity && (long)free * _slotSize >= CoalescedReceiveRoom;
+                bool direct = DirectFreeSlotsForTests > 0 ? free >= DirectFreeSlotsForTests
+                    : free >= MinCoalescedReceiveCapacity && (long)free * _slotSize >= CoalescedReceiveRoom;
                 header = default;
                 header.NameLength = SockaddrLayout.StorageSize;
                 header.Control = _receiveControl;

@@ -496,5 +496,52 @@ namespace WhereAllocation.Tests
             for (int i = 0; i < seen.Length; i++) if (seen[i] != 1) wrong.Add(i + ": " + seen[i] + " times");
             Assert.True(wrong.Count == 0, "datagrams not received exactly once: " + string.Join(", ", wrong.GetRange(0, Math.Min(20, wrong.Count))));
         }
+
+        /// <summary>
+        /// A run with more datagrams than free slots that lands in the slots themselves (forced: no kernel coalesces more than
+        /// an empty batch's slots) fills them with its first datagrams and keeps the rest, in order, for the next receive.
+        /// </summary>
+        [Fact]
+        public void RunLongerThanTheFreeSlotsInTheSlotsKeepsItsRest()
+        {
+            if (!DatagramBatch.IsCoalescedReceiveAvailable) return; // refusal asserted in SwitchesAreOnWhereAvailableAndRefusedElsewhere
+            using Socket sender = BatchTraffic.Bound(Family.IPv4);
+            using Socket peer = BatchTraffic.Bound(Family.IPv4);
+            peer.EnableCoalescedReceive();
+            using var receiver = new DatagramBatch(128, 1500);
+            receiver.CoalescedReceive = true;
+            receiver.DirectFreeSlotsForTests = 4;
+            for (int i = 0; i < 124; i++) sender.SendTo(new byte[] { 1 }, peer.LocalEndPoint!);
+            using (var run = new DatagramBatch(10, 300))
+            {
+                var scratch = new byte[300];
+                for (int i = 0; i < 10; i++)
+                {
+                    int length = TestDatagram.Write(scratch, (uint)i, 250 - TestDatagram.Overhead);
+                    Assert.True(run.TryAdd(scratch.AsSpan(0, length), BatchTraffic.KeyOf(peer)));
+                }
+                Assert.Equal(10, run.Send(sender));
+                Assert.Equal(1, run.SegmentedSends);
+            }
+            EndPointKey from = BatchTraffic.KeyOf(sender);
+            Assert.Equal(128, receiver.Receive(peer, 2000));
+            Assert.Equal(1, receiver.SpilledReceives); // the run's rest, from the slots
+            for (int i = 0; i < 4; i++)
+            {
+                Assert.True(TestDatagram.Check(receiver.GetDatagram(124 + i, out EndPointKey source), out uint sequence), "datagram " + i + " of the run damaged");
+                Assert.Equal(i, (int)sequence);
+                Assert.Equal(from, source);
+                Assert.False(receiver.IsTruncated(124 + i));
+            }
+            Assert.Equal(6, receiver.Receive(peer, 2000));
+            for (int i = 0; i < 6; i++)
+            {
+                Assert.True(TestDatagram.Check(receiver.GetDatagram(i, out EndPointKey source), out uint sequence), "datagram " + (4 + i) + " of the run damaged");
+                Assert.Equal(4 + i, (int)sequence);
+                Assert.Equal(from, source);
+                Assert.False(receiver.IsTruncated(i));
+            }
+            Assert.Equal(0, receiver.Receive(peer));
+        }
     }
 }
