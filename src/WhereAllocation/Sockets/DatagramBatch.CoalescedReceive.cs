@@ -19,10 +19,55 @@ namespace WhereAllocation
         /// <summary>The payload room a batch needs for <see cref="CoalescedReceive"/>: the largest coalesced datagram.</summary>
         private const int CoalescedReceiveRoom = 65535;
 
+        /// <summary>
+        /// Room for the control messages of one receive. The kernel adds one per receive option the socket has on, in order: the
+        /// socket level's (SO_TIMESTAMP or SO_TIMESTAMPNS 32 B each, SO_TIMESTAMPING's three timestamps 64 B and its packet
+        /// information 32 B, SO_RXQ_OVFL, SO_RCVMARK and SO_RCVPRIORITY 24 B each), then UDP_GRO's segment size (24 B), then the
+        /// IP level's (IPv4: packet information, TTL, TOS, options twice, original destination, checksum, fragment size and a
+        /// security context of up to a page, about 4.5 KiB; IPv6: packet information, hop limit, traffic class, flow label, path
+        /// MTU, original destination, fragment size, and hop-by-hop, destination (twice) and routing headers of up to 2 KiB each,
+        /// in both the RFC 3542 and the RFC 2292 forms, about 21 KiB; a dual-mode socket may get both). CMSG_SPACE on 64-bit;
+        /// rounded up to 32 KiB, taken once per batch that turns coalesced receive on.
+        /// </summary>
+        private const int ReceiveControlRoom = 32768;
+
+        /// <summary>Linux's msg_flags: the datagram was longer than the buffers (its end is lost), the control data was cut.</summary>
+        private const int MsgTrunc = 0x20, MsgCTrunc = 0x8;
+
         private bool _coalescedReceive;
+
+        // Coalesced receive's own native block (made when it is first turned on): the control room, then one iovec, one sockaddr
+        // and a buffer for a whole coalesced datagram: the spill, which takes a datagram when the free slots could not hold it
+        // and hands its segments out over this receive and the next ones.
+        private NativeBlock? _coalescedMemory;
+        private byte* _receiveControl;
+        private Libc.IoVec* _spillVector;
+        private byte* _spillName;
+        private byte* _spill;
+        private int _spillLength, _spillOffset, _spillSegment, _spillNameLength;
+        private bool _spillCut, _spillUnsplittable;
+
+        /// <summary>Test hook: when above 0, the control room a receive offers the kernel instead of <see cref="ReceiveControlRoom"/>.</summary>
+        internal int ReceiveControlRoomForTests = 0; // set by tests only; initialised so Unity, which grants no internals to them, warns of nothing
+
+        /// <summary>Test hook: when above 0, the room the spill offers the kernel instead of the largest datagram's, so that the kernel cuts.</summary>
+        internal int SpillRoomForTests = 0; // set by tests only
+
+        /// <summary>
+        /// Test hook: when above 0, a receive lands in the slots themselves whenever this many are free (whatever their bytes),
+        /// so that a run with more datagrams than free slots reaches the slots (no kernel coalesces more than the slots of an
+        /// empty batch, <see cref="MinCoalescedReceiveCapacity"/>).
+        /// </summary>
+        internal int DirectFreeSlotsForTests = 0; // set by tests only
 
         /// <summary>Coalesced datagrams the batch split since it was made, and the datagrams they held (for tests and benchmarks).</summary>
         internal long CoalescedReceives, CoalescedDatagrams;
+
+        /// <summary>Coalesced receives that went through the spill (for tests).</summary>
+        internal long SpilledReceives;
+
+        /// <summary>True while segments taken from the socket wait in the spill for the next receive.</summary>
+        private bool HasSpilled => _spillOffset < _spillLength;
 
         /// <summary>
         /// True when <see cref="CoalescedReceive"/> can be turned on in this process: Linux 5.0 or later (UDP_GRO) with the native
@@ -37,12 +82,23 @@ namespace WhereAllocation
         /// reads a socket on which <see cref="DatagramSockets.EnableCoalescedReceive"/> was called; off by default.
         /// </summary>
         /// <remarks>
-        /// <para>On, a receive costs one system call per datagram as queued (a coalesced run counting one), plus one that peeks at
-        /// the next datagram's size when fewer than <see cref="MinCoalescedReceiveCapacity"/> slots (or 65 535 bytes) are left,
-        /// so that a run is taken only when it fits whole; a larger batch peeks less. Off, a batch receives with
+        /// <para>On, a receive costs one system call per datagram as queued (a coalesced run counting one). While at least
+        /// <see cref="MinCoalescedReceiveCapacity"/> slots (and 65 535 bytes) are free, a datagram lands in the slots themselves;
+        /// after that it lands in the batch's spill, a buffer that holds the largest coalesced datagram, and is copied to the
+        /// free slots from there. Segments that find no free slot stay in the spill, in order, and are the first datagrams of the
+        /// next <see cref="Receive(Socket, int)"/> (whichever socket it is given: read one socket per batch), and <see cref="Clear"/>
+        /// keeps them: nothing taken from the socket is ever dropped, and nothing is peeked at (so another reader of the socket
+        /// cannot change what the batch takes between two of its calls). Off, a batch receives with
         /// <c>recvmmsg</c> and a coalesced datagram would fill one slot, cut to <see cref="SlotSize"/>: so never read a socket with
         /// coalesced receive through a batch with this off, nor through the one-datagram receives.</para>
-        /// <para>Allocates nothing. A datagram longer than <see cref="SlotSize"/> is cut and flagged, as without coalescing.</para>
+        /// <para>A datagram longer than <see cref="SlotSize"/> is cut and flagged (<see cref="IsTruncated"/>), as without
+        /// coalescing, and so is one the kernel cut (its MSG_TRUNC is read for every datagram). The batch offers room for every
+        /// control message the socket's receive options can add (timestamps in every form, drop counts, marks, the IP level's
+        /// packet information, hop limits, traffic classes, options and extension headers); should the kernel still cut the
+        /// control data (MSG_CTRUNC) before the segment size, the run cannot be split: it comes in one slot, flagged truncated,
+        /// never as one datagram that looks whole.</para>
+        /// <para>Turning it on the first time takes a native block of about 97 KiB for the batch (the spill and the control
+        /// room, freed with the batch); receiving allocates nothing.</para>
         /// </remarks>
         /// <exception cref="PlatformNotSupportedException">Set to true where coalesced receive is not available (<see cref="IsCoalescedReceiveAvailable"/>), or on a batch in <see cref="DatagramBatchMode.SingleCalls"/> mode.</exception>
         /// <exception cref="InvalidOperationException">Set to true on a batch with fewer than <see cref="MinCoalescedReceiveCapacity"/> slots, or less than 65 535 bytes in all.</exception>
@@ -63,55 +119,80 @@ namespace WhereAllocation
                         throw new PlatformNotSupportedException("Coalesced receive is not available here: it needs Linux 5.0+ (UDP_GRO) and a batch in MultiMessage mode.");
                     if (_capacity < MinCoalescedReceiveCapacity || (long)_capacity * _slotSize < CoalescedReceiveRoom)
                         throw new InvalidOperationException("Coalesced receive needs a batch of at least " + MinCoalescedReceiveCapacity + " slots and 65 535 bytes in all; this one has " + _capacity + " slots of " + _slotSize + " bytes.");
+                    if (_coalescedMemory == null) AllocateCoalescedPart();
                 }
                 _coalescedReceive = value;
             }
         }
 
+        private void AllocateCoalescedPart()
+        {
+            int vectorAt = ReceiveControlRoom;
+            int nameAt = vectorAt + AlignUp(sizeof(Libc.IoVec), 64);
+            int spillAt = nameAt + AlignUp(SockaddrLayout.StorageSize, 64);
+            int total = spillAt + AlignUp(CoalescedReceiveRoom, 64);
+            NativeBlock block = AllocateNative(total);
+            byte* start = (byte*)block.DangerousGetHandle();
+            new Span<byte>(start, total).Clear();
+            _receiveControl = start;
+            _spillVector = (Libc.IoVec*)(start + vectorAt);
+            _spillName = start + nameAt;
+            _spill = start + spillAt;
+            _spillVector->Base = _spill;
+            _spillVector->Length = (nuint)CoalescedReceiveRoom;
+            _coalescedMemory = block;
+        }
+
         /// <summary>
-        /// Receives datagram after datagram, each over the free slots' buffers in order (their iovecs are consecutive), and splits a
-        /// coalesced one into its segments, one slot each. Returns how many slots were filled; 0 with <paramref name="error"/>.
+        /// Takes what the spill still holds, then datagram after datagram: over the free slots' buffers (their iovecs are
+        /// consecutive) while they can hold any datagram, into the spill after that; a coalesced one is split into its segments,
+        /// one slot each. Returns how many slots were filled; 0 with <paramref name="error"/>.
         /// </summary>
         private int ReceiveCoalesced(IntPtr raw, out SocketError error)
         {
             error = SocketError.Success;
-            int next = 0;
+            int next = HasSpilled ? DrainSpill(0) : 0;
             Libc.LinuxMsgHdr header;
-            while (next < _capacity)
+            while (next < _capacity && _coalescedReceive)
             {
                 int free = _capacity - next;
-                SocketError failure;
-                if (free < MinCoalescedReceiveCapacity || (long)free * _slotSize < CoalescedReceiveRoom)
-                {
-                    // Take the next datagram only if all of its segments fit in the slots left.
-                    header = default;
-                    header.Control = _receiveControl;
-                    header.ControlLength = ControlSpace * 2;
-                    long queued = NativeDatagramIO.Os.ReceiveMessage(raw, &header, true, out failure);
-                    if (queued >= 0)
-                    {
-                        int size = SegmentSize(&header);
-                        long segments = size > 0 ? (queued + size - 1) / size : 1;
-                        if (segments > free || (size > 0 && queued > (long)free * _slotSize)) break;
-                    }
-                    else if (Stop(failure, next, ref error)) break;
-                    else continue;
-                }
-
+                bool direct = DirectFreeSlotsForTests > 0 ? free >= DirectFreeSlotsForTests
+                    : free >= MinCoalescedReceiveCapacity && (long)free * _slotSize >= CoalescedReceiveRoom;
                 header = default;
-                header.Name = _names + next * SockaddrLayout.StorageSize;
                 header.NameLength = SockaddrLayout.StorageSize;
-                header.Iov = _iovecs + next;
-                header.IovLength = (nuint)free;
                 header.Control = _receiveControl;
-                header.ControlLength = ControlSpace * 2;
-                long length = NativeDatagramIO.Os.ReceiveMessage(raw, &header, false, out failure);
+                header.ControlLength = (nuint)(ReceiveControlRoomForTests > 0 ? ReceiveControlRoomForTests : ReceiveControlRoom);
+                if (direct)
+                {
+                    header.Name = _names + next * SockaddrLayout.StorageSize;
+                    header.Iov = _iovecs + next;
+                    header.IovLength = (nuint)free;
+                }
+                else
+                {
+                    header.Name = _spillName;
+                    header.Iov = _spillVector;
+                    header.IovLength = 1;
+                    _spillVector->Length = (nuint)(SpillRoomForTests > 0 ? SpillRoomForTests : CoalescedReceiveRoom);
+                }
+                long length = NativeDatagramIO.Os.ReceiveMessage(raw, &header, false, out SocketError failure);
                 if (length < 0)
                 {
                     if (Stop(failure, next, ref error)) break;
                     continue;
                 }
-                next += Split(next, free, (int)length, SegmentSize(&header), (int)header.NameLength);
+                int segmentSize = SegmentSize(&header, out bool unsplittable);
+                bool cut = (header.Flags & MsgTrunc) != 0;
+                if (direct)
+                {
+                    next += Split(next, free, (int)length, segmentSize, unsplittable, cut, (int)header.NameLength);
+                }
+                else
+                {
+                    SpilledReceives++;
+                    Spill(0, (int)length, segmentSize, unsplittable, cut, (int)header.NameLength);
+                    next = DrainSpill(next);
+                }
             }
             return next;
         }
@@ -125,13 +206,18 @@ namespace WhereAllocation
             return true;
         }
 
-        /// <summary>The segment size of a coalesced datagram (UDP_GRO's control message), or 0 for a datagram as sent.</summary>
-        private static int SegmentSize(Libc.LinuxMsgHdr* header)
+        /// <summary>
+        /// The segment size of a coalesced datagram (UDP_GRO's control message), or 0 for a datagram as sent.
+        /// <paramref name="unsplittable"/>: the kernel cut the control data (MSG_CTRUNC) and no whole segment size came before
+        /// the cut, so whether the datagram is a run, and of which size, is not known.
+        /// </summary>
+        private static int SegmentSize(Libc.LinuxMsgHdr* header, out bool unsplittable)
         {
             byte* control = (byte*)header->Control;
             long used = (long)header->ControlLength;
             int head = CmsgHeaderSize;
             long at = 0;
+            unsplittable = false;
             while (at + head <= used)
             {
                 byte* message = control + at;
@@ -141,23 +227,37 @@ namespace WhereAllocation
                     return *(int*)(message + head);
                 at += AlignUp((int)length, sizeof(nuint));
             }
+            unsplittable = (header->Flags & MsgCTrunc) != 0;
             return 0;
         }
 
         /// <summary>
         /// Splits <paramref name="length"/> bytes received over the slots from <paramref name="first"/> (filled a whole slot after
-        /// another) into segments of <paramref name="segmentSize"/>, each moved to the start of its own slot. Returns the slots filled.
+        /// another) into segments of <paramref name="segmentSize"/>, each moved to the start of its own slot; segments beyond the
+        /// <paramref name="free"/> slots go to the spill. Returns the slots filled.
         /// </summary>
-        private int Split(int first, int free, int length, int segmentSize, int nameLength)
+        private int Split(int first, int free, int length, int segmentSize, bool unsplittable, bool cut, int nameLength)
         {
-            if (segmentSize <= 0 || length <= segmentSize)
+            if (unsplittable || segmentSize <= 0 || length <= segmentSize)
             {
-                // One datagram as sent: a longer one than a slot spilled into the next slots' buffers and is cut here.
-                Store(first, Math.Min(length, _slotSize), length > _slotSize, nameLength);
+                // One datagram as sent, or one that cannot be split: a longer one than a slot spilled into the next slots'
+                // buffers and is cut here; one the kernel cut, or that may be a run, is flagged too.
+                Store(first, Math.Min(length, _slotSize), length > _slotSize || cut || unsplittable, nameLength);
                 return 1;
             }
             int segments = (length + segmentSize - 1) / segmentSize;
-            if (segments > free) segments = free; // cannot happen on a known kernel (see MinCoalescedReceiveCapacity)
+            if (segments > free)
+            {
+                // More segments than slots (no known kernel coalesces that many): the rest waits in the spill, in order.
+                int kept = free * segmentSize;
+                CopyFromSlots(first, kept, _spill, length - kept);
+                Buffer.MemoryCopy(_names + first * SockaddrLayout.StorageSize, _spillName, SockaddrLayout.StorageSize, nameLength);
+                Spill(kept, length, segmentSize, false, cut, nameLength);
+                SpilledReceives++;
+                segments = free;
+                length = kept;
+                cut = false;
+            }
             CoalescedReceives++;
             CoalescedDatagrams += segments;
             byte* name = _names + first * SockaddrLayout.StorageSize;
@@ -172,10 +272,60 @@ namespace WhereAllocation
                 int kept = Math.Min(size, _slotSize);
                 int slot = first + t;
                 MoveSegment(first, start, slot, kept);
-                Store(slot, kept, size > _slotSize, nameLength);
+                Store(slot, kept, size > _slotSize || (cut && t == segments - 1), nameLength);
                 if (t > 0) Buffer.MemoryCopy(name, _names + slot * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize, nameLength);
             }
             return segments;
+        }
+
+        /// <summary>
+        /// The spill's buffer now holds, from its start, bytes <paramref name="offset"/>..<paramref name="length"/>-1 of a datagram
+        /// (all of it when it was received there, offset 0; the segments the slots could not take otherwise), its sender in the
+        /// spill's sockaddr: they are handed out from the next free slot on.
+        /// </summary>
+        private void Spill(int offset, int length, int segmentSize, bool unsplittable, bool cut, int nameLength)
+        {
+            _spillOffset = 0;
+            _spillLength = length - offset;
+            _spillSegment = unsplittable || length <= segmentSize ? 0 : segmentSize;
+            _spillUnsplittable = unsplittable;
+            _spillCut = cut;
+            _spillNameLength = nameLength;
+            if (_spillSegment > 0 && offset == 0) CoalescedReceives++;
+        }
+
+        /// <summary>Hands the spill's segments to the slots from <paramref name="first"/> on, in order; returns the next free slot.</summary>
+        private int DrainSpill(int first)
+        {
+            int slot = first;
+            while (slot < _capacity && _spillOffset < _spillLength)
+            {
+                int size = _spillSegment > 0 ? Math.Min(_spillSegment, _spillLength - _spillOffset) : _spillLength - _spillOffset;
+                int kept = Math.Min(size, _slotSize);
+                bool last = _spillOffset + size >= _spillLength;
+                Buffer.MemoryCopy(_spill + _spillOffset, _buffers + (long)slot * _stride, kept, kept);
+                Buffer.MemoryCopy(_spillName, _names + slot * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize, _spillNameLength);
+                Store(slot, kept, size > _slotSize || _spillUnsplittable || (_spillCut && last), _spillNameLength);
+                if (_spillSegment > 0) CoalescedDatagrams++;
+                _spillOffset += size;
+                slot++;
+            }
+            return slot;
+        }
+
+        /// <summary>Copies <paramref name="size"/> bytes found at <paramref name="offset"/> of the slots from <paramref name="first"/>, read as one run of slot-size pieces.</summary>
+        private void CopyFromSlots(int first, int offset, byte* to, int size)
+        {
+            while (size > 0)
+            {
+                int slot = first + offset / _slotSize;
+                int at = offset % _slotSize;
+                int piece = Math.Min(size, _slotSize - at);
+                Buffer.MemoryCopy(_buffers + (long)slot * _stride + at, to, piece, piece);
+                to += piece;
+                offset += piece;
+                size -= piece;
+            }
         }
 
         /// <summary>

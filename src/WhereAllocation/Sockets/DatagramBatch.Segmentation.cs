@@ -19,22 +19,21 @@ namespace WhereAllocation
         /// <summary>Room for one control message per header: CMSG_SPACE of a 2- or 4-byte value is 24 bytes on 64-bit, 16 on 32-bit.</summary>
         private const int ControlSpace = 32;
 
-        // The part of the native block that segmentation and coalesced receive use: per slot a spare mmsghdr, room for
-        // its control message and the first slot of the run it carries (one more, for the end), and one receive control buffer.
+        // The part of the native block that segmentation uses: per slot a spare mmsghdr, room for its control message and
+        // the first slot of the run it carries (one more, for the end).
         private Libc.LinuxMMsgHdr* _runMessages;
         private byte* _runControls;
         private int* _runStarts;
-        private byte* _receiveControl;
         private bool _segmentation;
 
-        /// <summary>Test hook: when not Success, a segmented send fails with this error instead of reaching the kernel.</summary>
-        internal SocketError SegmentationFaultForTests = SocketError.Success; // set by tests only; initialised so Unity, which grants no internals to them, warns of nothing
+        /// <summary>Test hook: when not 0, a segmented send fails with this OS error number (Linux's) instead of reaching the kernel.</summary>
+        internal int SegmentationFaultForTests = 0; // set by tests only; initialised so Unity, which grants no internals to them, warns of nothing
 
         /// <summary>Segmented sends that went, and the datagrams they carried (for tests and benchmarks).</summary>
         internal long SegmentedSends, SegmentedDatagrams;
 
         private static int SegmentationBytes(int capacity) =>
-            capacity * (sizeof(Libc.LinuxMMsgHdr) + ControlSpace) + AlignUp((capacity + 1) * sizeof(int), 64) + ControlSpace * 2;
+            capacity * (sizeof(Libc.LinuxMMsgHdr) + ControlSpace) + AlignUp((capacity + 1) * sizeof(int), 64);
 
         /// <summary>Points the views at their part of the native block (zeroed by the constructor) and takes the default switch.</summary>
         private void InitSegmentation(byte* part)
@@ -42,7 +41,6 @@ namespace WhereAllocation
             _runMessages = (Libc.LinuxMMsgHdr*)part;
             _runControls = part + _capacity * sizeof(Libc.LinuxMMsgHdr);
             _runStarts = (int*)(_runControls + _capacity * ControlSpace);
-            _receiveControl = (byte*)_runStarts + AlignUp((_capacity + 1) * sizeof(int), 64);
             _segmentation = CanSegment(_mode);
         }
 
@@ -68,8 +66,10 @@ namespace WhereAllocation
         /// Nothing is reordered: the runs and the single datagrams between them go in slot order.</para>
         /// <para>When the kernel refuses a run (a device that cannot segment: EIO; a segment longer than the path allows: EINVAL),
         /// the run is sent again datagram by datagram in the same call, so a refusal costs one extra system call and no datagram.
-        /// After a refusal that says the socket's route cannot segment at all (EIO, ENOPROTOOPT, EOPNOTSUPP) the batch turns the
-        /// switch off. Turning it off costs nothing else: the batch then sends exactly as without offload.</para>
+        /// After the one refusal that says the socket's route cannot segment at all (EIO: the device cannot checksum the segments,
+        /// or the route goes through IPsec) the batch turns the switch off; no other error does (a datagram's or the socket's own
+        /// fault, such as a send after <c>Shutdown(Send)</c>, is reported per slot and the switch stays). Turning it off costs
+        /// nothing else: the batch then sends exactly as without offload.</para>
         /// </remarks>
         /// <exception cref="PlatformNotSupportedException">Set to true where the offload is not available, or on a batch in <see cref="DatagramBatchMode.SingleCalls"/> mode.</exception>
         /// <exception cref="ObjectDisposedException">The batch has been disposed.</exception>
@@ -161,7 +161,7 @@ namespace WhereAllocation
             }
             _runStarts[messages] = end;
 
-            int sent = SendRunMessages(raw, messages, out error);
+            int sent = SendRunMessages(raw, messages, out error, out bool routeCannotSegment);
             if (sent > 0)
             {
                 for (int m = 0; m < sent; m++)
@@ -179,8 +179,7 @@ namespace WhereAllocation
 
             // The kernel refused the run in the first message: it goes again datagram by datagram, where a real fault of a
             // datagram (not of the segmentation) is reported for its own slot.
-            if (error == SocketError.SocketError || error == SocketError.ProtocolOption || error == SocketError.OperationNotSupported)
-                _segmentation = false; // EIO (unmapped), ENOPROTOOPT, EOPNOTSUPP: this route cannot segment
+            if (routeCannotSegment) _segmentation = false; // EIO: this route cannot segment; no other error turns it off
             return SendPlain(raw, start, _runStarts[1], out error);
         }
 
@@ -243,21 +242,18 @@ namespace WhereAllocation
         /// <summary>struct cmsghdr {size_t len; int level; int type;} rounded up to size_t: 16 bytes on 64-bit, 12 on 32-bit.</summary>
         private static int CmsgHeaderSize => AlignUp(sizeof(nuint) + 8, sizeof(nuint));
 
-        private int SendRunMessages(IntPtr raw, int messages, out SocketError error)
+        private int SendRunMessages(IntPtr raw, int messages, out SocketError error, out bool routeCannotSegment)
         {
-            if (SegmentationFaultForTests != SocketError.Success)
+            int fault = 0;
+            if (SegmentationFaultForTests != 0)
             {
                 // As the kernel would: the messages before the first segmented one go, then that one fails.
                 int before = 0;
                 while (before < messages && _runStarts[before + 1] - _runStarts[before] == 1) before++;
-                if (before == 0)
-                {
-                    error = SegmentationFaultForTests;
-                    return 0;
-                }
-                messages = before;
+                if (before == 0) fault = SegmentationFaultForTests;
+                else messages = before;
             }
-            int sent = NativeDatagramIO.Os.SendMany(raw, _runMessages, messages, out error);
+            int sent = NativeDatagramIO.Os.SendSegments(raw, _runMessages, messages, fault, out error, out routeCannotSegment);
             return sent > 0 ? sent : 0;
         }
     }

@@ -566,7 +566,7 @@ namespace WhereAllocation
                 while (true)
                 {
                     SocketError error;
-                    int received = _coalescedReceive ? ReceiveCoalesced(raw, out error)
+                    int received = _coalescedReceive || HasSpilled ? ReceiveCoalesced(raw, out error)
                         : _mode == DatagramBatchMode.MultiMessage ? NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error)
                         : ReceiveSingleCallsNative(raw, out error);
                     if (received > 0) return received;
@@ -786,7 +786,7 @@ namespace WhereAllocation
         public void Dispose()
         {
             _disposed = true;
-            if (_guard.TryMarkDisposed(out bool freeNow) && freeNow) _memory.Dispose();
+            if (_guard.TryMarkDisposed(out bool freeNow) && freeNow) FreeMemory();
         }
 
         private void ThrowIfDisposed()
@@ -818,7 +818,14 @@ namespace WhereAllocation
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         private void ExitBlock()
         {
-            if (_guard.Exit()) _memory.Dispose();
+            if (_guard.Exit()) FreeMemory();
+        }
+
+        /// <summary>Frees the native block, and coalesced receive's own block if it was made.</summary>
+        private void FreeMemory()
+        {
+            _memory.Dispose();
+            _coalescedMemory?.Dispose();
         }
 
         /// <summary>Owns the batch's native block and frees it once: at Dispose (by the last call out), or by its finalizer if the batch is never disposed.</summary>

@@ -67,36 +67,65 @@ namespace WhereAllocation
 
         internal override ReadinessPoller CreatePoller() => new DarwinPoller(this);
 
-        /// <summary>macOS's errno as the <see cref="SocketError"/> that .NET reports for it.</summary>
+        /// <summary>
+        /// macOS's errno as a <see cref="SocketError"/>: the same errors as Linux's table (LinuxSocketCalls.FromErrno), by
+        /// macOS's numbers, with the same two deliberate differences from the runtime (EBADF, ESHUTDOWN) and the same answers
+        /// where the runtime has none. EOPNOTSUPP (102) and ENOTSUP (45) are two numbers here; both are OperationNotSupported.
+        /// </summary>
         protected override SocketError FromErrno(int errno)
         {
             switch (errno)
             {
                 case 0: return SocketError.Success;
-                case 4: return SocketError.Interrupted;
-                case 9: return SocketError.OperationAborted;
-                case 12: return SocketError.NoBufferSpaceAvailable;
-                case 13: return SocketError.AccessDenied;
-                case 14: return SocketError.Fault;
-                case 22: return SocketError.InvalidArgument;
-                case 23: return SocketError.TooManyOpenSockets; // ENFILE
-                case 24: return SocketError.TooManyOpenSockets; // EMFILE
-                case 35: return SocketError.WouldBlock;
-                case 38: return SocketError.NotSocket;
-                case 39: return SocketError.DestinationAddressRequired;
-                case 40: return SocketError.MessageSize;
-                case 45: return SocketError.OperationNotSupported;
-                case 47: return SocketError.AddressFamilyNotSupported;
-                case 49: return SocketError.AddressNotAvailable;
-                case 50: return SocketError.NetworkDown;
-                case 51: return SocketError.NetworkUnreachable;
-                case 54: return SocketError.ConnectionReset;
-                case 55: return SocketError.NoBufferSpaceAvailable;
-                case 57: return SocketError.NotConnected;
-                case 58: return SocketError.Shutdown;           // ESHUTDOWN
-                case 60: return SocketError.TimedOut;
-                case 61: return SocketError.ConnectionRefused;
-                case 65: return SocketError.HostUnreachable;
+                case 1: return SocketError.AccessDenied;                // EPERM
+                case 2: return SocketError.AddressNotAvailable;         // ENOENT
+                case 3: return SocketError.InvalidArgument;             // ESRCH
+                case 4: return SocketError.Interrupted;                 // EINTR
+                case 5: return SocketError.NetworkDown;                 // EIO
+                case 6: return SocketError.HostNotFound;                // ENXIO
+                case 9: return SocketError.OperationAborted;            // EBADF
+                case 12: return SocketError.NoBufferSpaceAvailable;     // ENOMEM
+                case 13: return SocketError.AccessDenied;               // EACCES
+                case 14: return SocketError.Fault;                      // EFAULT
+                case 17: return SocketError.InvalidArgument;            // EEXIST
+                case 19: return SocketError.NetworkDown;                // ENODEV
+                case 22: return SocketError.InvalidArgument;            // EINVAL
+                case 23: return SocketError.TooManyOpenSockets;         // ENFILE
+                case 24: return SocketError.TooManyOpenSockets;         // EMFILE
+                case 28: return SocketError.TooManyOpenSockets;         // ENOSPC
+                case 32: return SocketError.Shutdown;                   // EPIPE: a send after Shutdown(Send)
+                case 35: return SocketError.WouldBlock;                 // EAGAIN == EWOULDBLOCK
+                case 36: return SocketError.InProgress;                 // EINPROGRESS
+                case 37: return SocketError.AlreadyInProgress;          // EALREADY
+                case 38: return SocketError.NotSocket;                  // ENOTSOCK
+                case 39: return SocketError.DestinationAddressRequired; // EDESTADDRREQ
+                case 40: return SocketError.MessageSize;                // EMSGSIZE
+                case 41: return SocketError.ProtocolType;               // EPROTOTYPE
+                case 42: return SocketError.ProtocolOption;             // ENOPROTOOPT
+                case 43: return SocketError.ProtocolNotSupported;       // EPROTONOSUPPORT
+                case 44: return SocketError.SocketNotSupported;         // ESOCKTNOSUPPORT
+                case 45: return SocketError.OperationNotSupported;      // ENOTSUP
+                case 46: return SocketError.ProtocolFamilyNotSupported; // EPFNOSUPPORT
+                case 47: return SocketError.AddressFamilyNotSupported;  // EAFNOSUPPORT
+                case 48: return SocketError.AddressAlreadyInUse;        // EADDRINUSE
+                case 49: return SocketError.AddressNotAvailable;        // EADDRNOTAVAIL
+                case 50: return SocketError.NetworkDown;                // ENETDOWN
+                case 51: return SocketError.NetworkUnreachable;         // ENETUNREACH
+                case 52: return SocketError.NetworkReset;               // ENETRESET
+                case 53: return SocketError.ConnectionAborted;          // ECONNABORTED
+                case 54: return SocketError.ConnectionReset;            // ECONNRESET
+                case 55: return SocketError.NoBufferSpaceAvailable;     // ENOBUFS
+                case 56: return SocketError.IsConnected;                // EISCONN
+                case 57: return SocketError.NotConnected;               // ENOTCONN
+                case 58: return SocketError.Shutdown;                   // ESHUTDOWN
+                case 60: return SocketError.TimedOut;                   // ETIMEDOUT
+                case 61: return SocketError.ConnectionRefused;          // ECONNREFUSED
+                case 64: return SocketError.HostDown;                   // EHOSTDOWN
+                case 65: return SocketError.HostUnreachable;            // EHOSTUNREACH
+                case 89: return SocketError.OperationAborted;           // ECANCELED
+                case 96: return SocketError.NoData;                     // ENODATA
+                case 100: return SocketError.HostUnreachable;           // EPROTO
+                case 102: return SocketError.OperationNotSupported;     // EOPNOTSUPP
                 default: return SocketError.SocketError;
             }
         }

@@ -72,6 +72,30 @@ namespace WhereAllocation
             return Libc.SetSockOpt((int)socket, SolUdp, UdpGro, &on, sizeof(int)) == 0 ? SocketError.Success : LastError();
         }
 
+        private const int Eio = 5;
+
+        internal override int SendSegments(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, int faultForTests, out SocketError error, out bool routeCannotSegment)
+        {
+            int errno = faultForTests;
+            if (errno == 0)
+            {
+                int sent = Libc.SendMMsg((int)socket, messages, (uint)count, MsgDontWait | MsgNoSignal);
+                if (sent > 0)
+                {
+                    error = SocketError.Success;
+                    routeCannotSegment = false;
+                    return sent;
+                }
+                errno = sent == 0 ? 11 : Marshal.GetLastWin32Error();
+            }
+            error = FromErrno(errno);
+            // The kernel refuses a segmented send with EIO when the route's device cannot checksum the segments, or the route
+            // goes through IPsec (udp_send_skb): nothing a later send changes. EINVAL is about this run (a segment longer than
+            // the path allows, too many segments) and any other error about a datagram or the socket, not the segmentation.
+            routeCannotSegment = errno == Eio;
+            return -1;
+        }
+
         internal override long ReceiveMessage(IntPtr socket, Libc.LinuxMsgHdr* message, bool peek, out SocketError error)
         {
             long received = Libc.RecvMsg((int)socket, message, MsgDontWait | (peek ? MsgPeek | MsgTrunc : 0));

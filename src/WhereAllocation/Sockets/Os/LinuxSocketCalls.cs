@@ -7,7 +7,7 @@ namespace WhereAllocation
 {
     /// <summary>
     /// Linux (glibc or musl): <c>recvfrom</c> with MSG_DONTWAIT | MSG_TRUNC (one call per datagram, and the real
-    /// length of a cut one), <c>sendto</c> with MSG_DONTWAIT, <c>poll</c>, and <c>recvmmsg</c>/<c>sendmmsg</c>
+    /// length of a cut one), <c>sendto</c> with MSG_DONTWAIT | MSG_NOSIGNAL, <c>poll</c>, and <c>recvmmsg</c>/<c>sendmmsg</c>
     /// for batches. Constants and error numbers are those of Linux on x86-64 and arm64.
     /// </summary>
     internal sealed unsafe partial class LinuxSocketCalls : PosixSocketCalls
@@ -15,6 +15,7 @@ namespace WhereAllocation
         private const int MsgPeek = 0x2;
         private const int MsgTrunc = 0x20;     // as an input flag: return the datagram's real length
         private const int MsgDontWait = 0x40;
+        private const int MsgNoSignal = 0x4000; // a send after Shutdown(Send) fails with EPIPE and raises no SIGPIPE
         private const int SolSocket = 1;
         private const int SoReuseAddr = 2;
         private const int SoSndBuf = 7;
@@ -30,7 +31,7 @@ namespace WhereAllocation
         private readonly bool _hasMultiMessage;
 
         internal LinuxSocketCalls()
-            : base(MsgDontWait, SolSocket, SoReuseAddr, SoSndBuf, SoRcvBuf, IPv6V6Only)
+            : base(MsgDontWait | MsgNoSignal, SolSocket, SoReuseAddr, SoSndBuf, SoRcvBuf, IPv6V6Only)
         {
             _hasMultiMessage = ProbeMultiMessage();
         }
@@ -146,7 +147,7 @@ namespace WhereAllocation
         {
             // When a datagram fails after others went, the kernel stops there without an error; the next
             // call, which starts at that datagram, reports it.
-            int sent = Libc.SendMMsg((int)socket, messages, (uint)count, MsgDontWait);
+            int sent = Libc.SendMMsg((int)socket, messages, (uint)count, MsgDontWait | MsgNoSignal);
             if (sent > 0)
             {
                 error = SocketError.Success;
@@ -156,37 +157,70 @@ namespace WhereAllocation
             return -1;
         }
 
-        /// <summary>Linux's errno as the <see cref="SocketError"/> that .NET reports for it.</summary>
+        /// <summary>
+        /// Linux's errno (x86-64, arm64) as a <see cref="SocketError"/>: every errno that a datagram call the library makes
+        /// (recvfrom, recvmsg, recvmmsg, sendto, sendmmsg, poll, getsockopt, setsockopt, epoll_*, sched_setaffinity) is
+        /// documented to return or meets from an ICMP report, and every errno the runtime's own table knows. Mapped as the
+        /// runtime maps it (its SocketErrorPal, checked by ErrnoMapTests against the runtime itself), with two deliberate
+        /// differences: EBADF is OperationAborted (the descriptor was closed under the call: it was disposed) and ESHUTDOWN
+        /// is Shutdown (as Windows' WSAESHUTDOWN; the runtime says Disconnecting). Where the runtime has no answer (it says
+        /// SocketError.SocketError) the nearest meaningful one is given. An errno outside this table (none is documented
+        /// for these calls) stays SocketError.SocketError, the runtime's answer.
+        /// </summary>
         protected override SocketError FromErrno(int errno)
         {
             switch (errno)
             {
                 case 0: return SocketError.Success;
-                case 4: return SocketError.Interrupted;
-                case 9: return SocketError.OperationAborted; // EBADF: the descriptor was closed under us
-                case 11: return SocketError.WouldBlock;      // EAGAIN == EWOULDBLOCK
-                case 12: return SocketError.NoBufferSpaceAvailable;
-                case 13: return SocketError.AccessDenied;
-                case 14: return SocketError.Fault;
-                case 22: return SocketError.InvalidArgument;
-                case 23: return SocketError.TooManyOpenSockets; // ENFILE: the system's table of open files is full
-                case 24: return SocketError.TooManyOpenSockets; // EMFILE: the process's descriptors are all taken
-                case 88: return SocketError.NotSocket;
-                case 89: return SocketError.DestinationAddressRequired;
-                case 92: return SocketError.ProtocolOption;        // ENOPROTOOPT
-                case 90: return SocketError.MessageSize;
-                case 95: return SocketError.OperationNotSupported;
-                case 97: return SocketError.AddressFamilyNotSupported;
-                case 99: return SocketError.AddressNotAvailable;
-                case 100: return SocketError.NetworkDown;
-                case 101: return SocketError.NetworkUnreachable;
-                case 104: return SocketError.ConnectionReset;
-                case 105: return SocketError.NoBufferSpaceAvailable;
-                case 107: return SocketError.NotConnected;
-                case 108: return SocketError.Shutdown;          // ESHUTDOWN
-                case 110: return SocketError.TimedOut;
-                case 111: return SocketError.ConnectionRefused;
-                case 113: return SocketError.HostUnreachable;
+                case 1: return SocketError.AccessDenied;               // EPERM: a firewall rule refused the datagram (runtime: none)
+                case 2: return SocketError.AddressNotAvailable;        // ENOENT
+                case 3: return SocketError.InvalidArgument;            // ESRCH: no such thread (sched_setaffinity; runtime: none)
+                case 4: return SocketError.Interrupted;                // EINTR
+                case 5: return SocketError.NetworkDown;                // EIO: the device failed the datagram (runtime: none)
+                case 6: return SocketError.HostNotFound;               // ENXIO
+                case 9: return SocketError.OperationAborted;           // EBADF: the descriptor was closed under us (runtime: InvalidArgument)
+                case 11: return SocketError.WouldBlock;                // EAGAIN == EWOULDBLOCK
+                case 12: return SocketError.NoBufferSpaceAvailable;    // ENOMEM (runtime: none)
+                case 13: return SocketError.AccessDenied;              // EACCES: a broadcast without SO_BROADCAST, ICMP "prohibited"
+                case 14: return SocketError.Fault;                     // EFAULT
+                case 17: return SocketError.InvalidArgument;           // EEXIST: epoll_ctl added a descriptor twice (runtime: none)
+                case 19: return SocketError.NetworkDown;               // ENODEV: the interface is gone (runtime: none)
+                case 22: return SocketError.InvalidArgument;           // EINVAL
+                case 23: return SocketError.TooManyOpenSockets;        // ENFILE: the system's table of open files is full
+                case 24: return SocketError.TooManyOpenSockets;        // EMFILE: the process's descriptors are all taken
+                case 28: return SocketError.TooManyOpenSockets;        // ENOSPC: epoll's watch limit (runtime: none)
+                case 32: return SocketError.Shutdown;                  // EPIPE: a send after Shutdown(Send)
+                case 61: return SocketError.NoData;                    // ENODATA
+                case 64: return SocketError.HostUnreachable;           // ENONET: ICMP "host isolated" (runtime: none)
+                case 71: return SocketError.HostUnreachable;           // EPROTO: ICMP "parameter problem" (runtime: none)
+                case 88: return SocketError.NotSocket;                 // ENOTSOCK
+                case 89: return SocketError.DestinationAddressRequired; // EDESTADDRREQ
+                case 90: return SocketError.MessageSize;               // EMSGSIZE
+                case 91: return SocketError.ProtocolType;              // EPROTOTYPE
+                case 92: return SocketError.ProtocolOption;            // ENOPROTOOPT
+                case 93: return SocketError.ProtocolNotSupported;      // EPROTONOSUPPORT
+                case 94: return SocketError.SocketNotSupported;        // ESOCKTNOSUPPORT
+                case 95: return SocketError.OperationNotSupported;     // EOPNOTSUPP == ENOTSUP
+                case 96: return SocketError.ProtocolFamilyNotSupported; // EPFNOSUPPORT
+                case 97: return SocketError.AddressFamilyNotSupported; // EAFNOSUPPORT
+                case 98: return SocketError.AddressAlreadyInUse;       // EADDRINUSE
+                case 99: return SocketError.AddressNotAvailable;       // EADDRNOTAVAIL
+                case 100: return SocketError.NetworkDown;              // ENETDOWN
+                case 101: return SocketError.NetworkUnreachable;       // ENETUNREACH
+                case 102: return SocketError.NetworkReset;             // ENETRESET
+                case 103: return SocketError.ConnectionAborted;        // ECONNABORTED
+                case 104: return SocketError.ConnectionReset;          // ECONNRESET
+                case 105: return SocketError.NoBufferSpaceAvailable;   // ENOBUFS
+                case 106: return SocketError.IsConnected;              // EISCONN
+                case 107: return SocketError.NotConnected;             // ENOTCONN
+                case 108: return SocketError.Shutdown;                 // ESHUTDOWN (runtime: Disconnecting)
+                case 110: return SocketError.TimedOut;                 // ETIMEDOUT
+                case 111: return SocketError.ConnectionRefused;        // ECONNREFUSED
+                case 112: return SocketError.HostDown;                 // EHOSTDOWN
+                case 113: return SocketError.HostUnreachable;          // EHOSTUNREACH
+                case 114: return SocketError.AlreadyInProgress;        // EALREADY
+                case 115: return SocketError.InProgress;               // EINPROGRESS
+                case 125: return SocketError.OperationAborted;         // ECANCELED
                 default: return SocketError.SocketError;
             }
         }

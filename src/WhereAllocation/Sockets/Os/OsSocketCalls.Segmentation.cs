@@ -21,6 +21,18 @@ namespace WhereAllocation
         }
 
         /// <summary>
+        /// One <c>sendmmsg</c> of messages that may carry a segment size: how many went, or -1 with <paramref name="error"/>, and
+        /// with <paramref name="routeCannotSegment"/> true only when the OS's error says that this socket's route cannot segment at
+        /// all (not for a fault of one datagram or of the socket, and never for an error the table does not know).
+        /// <paramref name="faultForTests"/>: when not 0, the OS's error number that the call fails with, without reaching the kernel.
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">The OS has no segmentation offload (<see cref="HasSegmentationOffload"/> is false).</exception>
+        internal virtual int SendSegments(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, int faultForTests, out SocketError error, out bool routeCannotSegment)
+        {
+            throw new PlatformNotSupportedException(Name + " has no segmentation offload.");
+        }
+
+        /// <summary>
         /// One non-blocking receive into a Linux msghdr (scatter list and control messages). Returns the bytes received, or
         /// with <paramref name="peek"/> the queued datagram's real length (it stays queued); -1 with <paramref name="error"/>.
         /// </summary>

@@ -20,17 +20,17 @@ namespace WhereAllocation
         private const int MsgDontRoute = 0x4; // the same value on Linux and macOS
         private const int IpProtoIPv6 = 41;
 
-        private readonly int _msgDontWait;
+        private readonly int _sendFlags;
         private readonly int _solSocket;
         private readonly int _soReuseAddr;
         private readonly int _soSndBuf;
         private readonly int _soRcvBuf;
         private readonly int _ipv6V6Only;
 
-        /// <summary>The OS's numbers for what this class does.</summary>
-        protected PosixSocketCalls(int msgDontWait, int solSocket, int soReuseAddr, int soSndBuf, int soRcvBuf, int ipv6V6Only)
+        /// <summary>The OS's numbers for what this class does; <paramref name="sendFlags"/>: a send's flags (never waiting, and where the OS has it no SIGPIPE).</summary>
+        protected PosixSocketCalls(int sendFlags, int solSocket, int soReuseAddr, int soSndBuf, int soRcvBuf, int ipv6V6Only)
         {
-            _msgDontWait = msgDontWait;
+            _sendFlags = sendFlags;
             _solSocket = solSocket;
             _soReuseAddr = soReuseAddr;
             _soSndBuf = soSndBuf;
@@ -78,7 +78,7 @@ namespace WhereAllocation
 
         internal override long Send(IntPtr socket, byte* payload, int size, bool dontRoute, byte* address, int addressLength, out SocketError error)
         {
-            long sent = Libc.SendTo((int)socket, payload, (nuint)size, (dontRoute ? MsgDontRoute : 0) | _msgDontWait, address, (uint)addressLength);
+            long sent = Libc.SendTo((int)socket, payload, (nuint)size, (dontRoute ? MsgDontRoute : 0) | _sendFlags, address, (uint)addressLength);
             error = sent < 0 ? LastError() : SocketError.Success;
             return sent;
         }
