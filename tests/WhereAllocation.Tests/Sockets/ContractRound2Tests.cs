@@ -109,7 +109,7 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(path)) return;
             var seen = new Observed(Round2);
-            foreach (string id in new[] { "R1", "R2", "R3", "R4", "R5", "R6", "B2", "S1", "S2", "S3" })
+            foreach (string id in new[] { "R1", "R2", "R3", "R4", "R5", "R6", "B2", "S1", "S2", "S3", "T1", "T2", "T3" })
             {
                 foreach (Variant mode in ModesFor(id))
                 {
@@ -139,6 +139,10 @@ namespace WhereAllocation.Tests
                     case "S1": socket.SendTo_NonAlloc(array, 0, 4, SocketFlags.None, (IPEndPointNonAlloc)null!); break;
                     case "S2": socket.SendTo_NonAlloc(array.AsSpan(), default(EndPointKey)); break;
                     case "S3": socket.SendTo_NonAlloc(null!, 0, 4, SocketFlags.None, pair.ClientKey); break;
+                    // An unsupported flag: the one bad argument the three overloads share.
+                    case "T1": socket.TrySendTo_NonAlloc(array, 0, 4, SocketFlags.OutOfBand, new IPEndPointNonAlloc(IPAddress.Loopback, 9)); break;
+                    case "T2": socket.TrySendTo_NonAlloc(array.AsSpan(0, 4), pair.ClientKey, SocketFlags.OutOfBand); break;
+                    case "T3": socket.TrySendTo_NonAlloc(array, 0, 4, SocketFlags.OutOfBand, pair.ClientKey); break;
                     default:
                     {
                         using var batch = new DatagramBatch(4, 100, mode.Batch);
