@@ -25,6 +25,7 @@ namespace WhereAllocation.Tests
             DatagramPaths.Reset();
         }
 
+        [Observes(AwaitsContract.Section, "A1", "70 waiting")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -70,6 +71,7 @@ namespace WhereAllocation.Tests
             }
         }
 
+        [Observes(AwaitsContract.Section, "A1", "thread cannot start")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -108,6 +110,7 @@ namespace WhereAllocation.Tests
             Assert.Equal(AwaitsContract.Cell("thread cannot start"), Awaits.Name(error) + ", next served");
         }
 
+        [Observes(AwaitsContract.Section, "A1", "awaited twice")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -171,6 +174,7 @@ namespace WhereAllocation.Tests
             });
         }
 
+        [Observes(AwaitsContract.Section, "A1", "second wrapper")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
@@ -197,6 +201,7 @@ namespace WhereAllocation.Tests
             Assert.Equal("", Awaits.Outcome(again, Bound, out ReceivedDatagram _));
         }
 
+        [Observes(AwaitsContract.Section, "A1", "continuation throws")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
@@ -254,6 +259,7 @@ namespace WhereAllocation.Tests
         /// scheduler whose QueueTask throws, must not end that thread: the failure is reported through ContinuationFailed,
         /// and the thread goes on serving the other sockets.
         /// </summary>
+        [Observes(AwaitsContract.Section, "A1", "context or scheduler throws")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool, true)]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool, false)]
@@ -372,6 +378,7 @@ namespace WhereAllocation.Tests
             protected override IEnumerable<Task>? GetScheduledTasks() => null;
         }
 
+        [Observes(AwaitsContract.Section, "A1", "unreferenced wrapper")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
@@ -412,6 +419,7 @@ namespace WhereAllocation.Tests
             return sockets;
         }
 
+        [Observes(AwaitsContract.Section, "A1", "receive shut down")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -448,6 +456,7 @@ namespace WhereAllocation.Tests
                 (poller.EmptyReports - emptyBefore) + " empty readiness reports");
         }
 
+        [Observes(AwaitsContract.Section, "A1", "empty readiness")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]

@@ -16,6 +16,7 @@ namespace WhereAllocation.Tests
     {
         private const string Round2 = "Round 2: shutdown, Dispose order, open readers";
 
+        [Observes(Round2, "R1 R2 R3 R4 R5 R6 B1 B2 A1 S1 S2 S3 T1 T2 T3 B3 A2", "receive shut down")]
         [Theory]
         [InlineData(DatagramPath.Native, Family.IPv4)]
         [InlineData(DatagramPath.Native, Family.IPv6)]
@@ -101,6 +102,7 @@ namespace WhereAllocation.Tests
             return thread.Join(5000) ? "still inside after 3 s (then " + result + ")" : "still inside after 3 s and a full shutdown";
         }
 
+        [Observes(Round2, "R1 R2 R3 R4 R5 R6 B1 B2 A1 S1 S2 S3 T1 T2 T3 B3 A2", "bad argument, disposed before")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
