@@ -184,8 +184,8 @@ namespace WhereAllocation.Tests
                 // The calls below take from this queue if they reach the socket.
                 for (int i = 0; i < 4; i++) pair.Client.SendTo(new byte[] { 1, 2, 3 }, pair.ServerTarget);
                 Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead));
-                using var entered = new ManualResetEventSlim();
                 bool waiterDone = false;
+                int before = SocketHandles.WaitsInProgress;
                 var waiter = new Thread(() =>
                 {
                     var buffer = new byte[100];
@@ -195,7 +195,6 @@ namespace WhereAllocation.Tests
                         // Empties the queue first, then waits for a datagram that never comes.
                         while (true)
                         {
-                            entered.Set();
                             pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
                         }
                     }
@@ -206,8 +205,8 @@ namespace WhereAllocation.Tests
                     Volatile.Write(ref waiterDone, true);
                 }) { IsBackground = true };
                 waiter.Start();
-                Assert.True(entered.Wait(5000));
-                Thread.Sleep(50); // let it reach its wait
+                // Once it waits (the library's count of calls inside a wait: only the call after the queued four waits).
+                Assert.True(DisposeDuringWait.UntilInside(before, waiter), "the receive never reached its wait");
                 var refill = new byte[] { 9 };
                 pair.Server.Dispose();
                 foreach (string id in ids)

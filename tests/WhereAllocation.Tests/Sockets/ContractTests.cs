@@ -264,15 +264,34 @@ namespace WhereAllocation.Tests
             return n == marker.Length && buffer.AsSpan(0, n).SequenceEqual(marker) ? "" : "not consumed (next: " + n + " B)";
         }
 
+        /// <summary>
+        /// The call on a thread of its own, the Dispose once it is inside its wait: the library's count of calls inside a
+        /// wait went up (a synchronous call), or the await returned without a result (it waits for the engine's report).
+        /// </summary>
         private static string ReceiveWhileDisposed(Socket socket, string id, Variant mode)
         {
+            if (id == "A1") return AwaitWhileDisposed(socket, mode.Continuations);
             string? result = null;
+            int before = SocketHandles.WaitsInProgress;
             var thread = new Thread(() => result = Receive(socket, id, mode, 1500, null, Timeout.Infinite)) { IsBackground = true };
             thread.Start();
-            Thread.Sleep(150); // let the call reach its wait
+            if (!DisposeDuringWait.UntilInside(before, thread))
+            {
+                socket.Dispose();
+                return "never in its wait (" + (thread.Join(10_000) ? "it ended: " + result : "still running") + ")";
+            }
             socket.Dispose();
             if (!thread.Join(10_000)) return "still waiting 10 s after Dispose";
             return result!;
+        }
+
+        private static string AwaitWhileDisposed(Socket socket, DatagramContinuations continuations)
+        {
+            using var wrapper = new AsyncDatagramSocket(socket, continuations);
+            ValueTask<ReceivedDatagram> pending = wrapper.ReceiveFromAsync(new byte[1500]);
+            if (pending.IsCompleted) return "did not wait";
+            socket.Dispose();
+            return Awaits.Outcome(pending, 10_000, out ReceivedDatagram _) ?? "still waiting 10 s after Dispose";
         }
 
         /// <summary>A socket connected to a port nobody listens on, after a send there, with the OS's error pending.</summary>
