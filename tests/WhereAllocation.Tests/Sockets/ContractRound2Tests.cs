@@ -4,6 +4,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Threading;
+using System.Threading.Tasks;
 using Xunit;
 
 namespace WhereAllocation.Tests
@@ -288,6 +289,56 @@ namespace WhereAllocation.Tests
                     }
                     string expected = id == "B2" ? "0" : "TimedOut";
                     if (result != expected || receives > 1000) wrong.Add(RowName(id, mode) + ": " + result + " after " + receives + " receive calls");
+                }
+            }
+            Assert.True(wrong.Count == 0, Runtime.Describe() + ":\n" + string.Join("\n", wrong));
+        }
+
+        /// <summary>
+        /// A receive that must not wait (a TryReceiveFrom_NonAlloc, a batch's Receive without a timeout, an await's tries on
+        /// the caller's thread and on the I/O thread) never waits, even when another reader of the socket took the datagram
+        /// the readiness check saw (<see cref="TakenDatagram"/>): on a blocking socket without a ReceiveTimeout, where a plain
+        /// receive would wait for the next datagram. The cells are the Receive table's "empty, blocking" ones; then the I/O
+        /// thread, asked to try an empty socket over and over, still serves another socket's await.
+        /// </summary>
+        [Fact]
+        public void AReceiveThatMustNotWaitNeverWaitsWhenAnotherReaderTookTheDatagram()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            Dictionary<string, Dictionary<string, string>> table = ContractTable.Load("Receive");
+            var wrong = new List<string>();
+            using (TakenDatagram.Install())
+            {
+                foreach (string id in new[] { "R5", "R6", "B1", "A1" })
+                {
+                    foreach (Variant mode in ModesFor(id))
+                    {
+                        using var pair = new Loopback(Family.IPv4, 0);
+                        string result = Bounded(pair.Server, () => Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
+                        if (result != table[id]["empty, blocking"]) wrong.Add(RowName(id, mode) + ": " + result);
+                    }
+                }
+                foreach (DatagramContinuations continuations in new[] { DatagramContinuations.IoThread, DatagramContinuations.ThreadPool })
+                {
+                    using var empty = new Loopback(Family.IPv4, 0);
+                    using var other = new Loopback(Family.IPv4, 0);
+                    using var a = new AsyncDatagramSocket(empty.Server, continuations);
+                    using var b = new AsyncDatagramSocket(other.Server, continuations);
+                    AwaitEngine.ReportEveryArmedAsReadyForTests = true;
+                    try
+                    {
+                        ValueTask<ReceivedDatagram> waiting = a.ReceiveFromAsync(new byte[16]);
+                        ValueTask<ReceivedDatagram> served = b.ReceiveFromAsync(new byte[16]);
+                        Thread.Sleep(3 * AwaitEngine.SliceMilliseconds); // the I/O thread tries the empty socket meanwhile
+                        other.Client.SendTo(new byte[] { 1 }, other.ServerTarget);
+                        string? outcome = Awaits.Outcome(served, 10_000, out ReceivedDatagram _);
+                        if (outcome != "") wrong.Add("the I/O thread (" + continuations + "), another socket's await: " + (outcome ?? "still waiting after 10 s"));
+                        if (waiting.IsCompleted) wrong.Add("the I/O thread (" + continuations + "): the empty socket's await completed");
+                    }
+                    finally
+                    {
+                        AwaitEngine.ReportEveryArmedAsReadyForTests = false;
+                    }
                 }
             }
             Assert.True(wrong.Count == 0, Runtime.Describe() + ":\n" + string.Join("\n", wrong));
