@@ -20,6 +20,31 @@ namespace WhereAllocation.Interop
             internal short Revents;
         }
 
+        /// <summary>WSABUF: a length and a pointer (the layout pads the length to the pointer's alignment, as C does).</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct WsaBuf
+        {
+            internal uint Length;
+            internal byte* Buffer;
+        }
+
+        /// <summary>OVERLAPPED (for a socket its offsets are unused and zero).</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct Overlapped
+        {
+            internal IntPtr Internal;
+            internal IntPtr InternalHigh;
+            internal uint Offset;
+            internal uint OffsetHigh;
+            internal IntPtr Event;
+        }
+
+        [DllImport(Lib, EntryPoint = "WSARecvFrom", SetLastError = true)]
+        internal static extern int WsaRecvFrom(IntPtr socket, WsaBuf* buffers, uint bufferCount, uint* received, uint* flags, byte* address, int* addressLength, Overlapped* overlapped, IntPtr completionRoutine);
+
+        [DllImport(Lib, EntryPoint = "WSAGetOverlappedResult", SetLastError = true)]
+        internal static extern int WsaGetOverlappedResult(IntPtr socket, Overlapped* overlapped, uint* transferred, int wait, uint* flags);
+
         [DllImport(Lib, EntryPoint = "recvfrom", SetLastError = true)]
         internal static extern int RecvFrom(IntPtr socket, byte* buffer, int length, int flags, byte* address, int* addressLength);
 

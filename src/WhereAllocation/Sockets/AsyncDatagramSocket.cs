@@ -149,6 +149,11 @@ namespace WhereAllocation
         /// <see cref="DatagramContinuations.ThreadPool"/> mode (the runtime's policy for those applies: on .NET it ends
         /// the process). A handler that throws is treated the same way. (An async method never throws into its caller's
         /// continuation, so this takes only hand-written continuations and async void methods.)
+        /// <para>It is also raised, in both modes and on whichever thread completed the call, when an await that captured a
+        /// <see cref="SynchronizationContext"/> or a non-default <see cref="System.Threading.Tasks.TaskScheduler"/> cannot be
+        /// resumed there because the context's <c>Post</c> threw (a context that was closed) or the scheduler refused the
+        /// task (a <see cref="System.Threading.Tasks.TaskSchedulerException"/>): that await is not resumed elsewhere, and the
+        /// I/O thread goes on serving every other socket.</para>
         /// </summary>
         public static event Action<Exception>? ContinuationFailed;
 

@@ -125,6 +125,10 @@ namespace WhereAllocation
             EndPoint endPoint = into;
             truncated = pending > size;
             into.ReceivingIntoSelf = true;
+            // Where no wait of the library's came first (MSG_TRUNC passes through), the runtime's receive may wait itself:
+            // counted as a library call inside a wait (SocketHandles.EnterWait), as the waits above are.
+            bool counted = s_truncatedFlag && wait && socket.Blocking;
+            if (counted) SocketHandles.EnterWait();
             try
             {
                 // See SocketAddressDatagramIO: on Linux, Truncated passes through as MSG_TRUNC and the
@@ -155,6 +159,7 @@ namespace WhereAllocation
             finally
             {
                 into.ReceivingIntoSelf = false;
+                if (counted) SocketHandles.ExitWait();
             }
 
             // 0 bytes on a socket shut down for receiving: what .NET's blocking receive returns then, no datagram.

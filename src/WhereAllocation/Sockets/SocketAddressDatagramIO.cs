@@ -39,43 +39,53 @@ namespace WhereAllocation
             SocketAddress address = Scratch(socket.AddressFamily);
             int received;
             bool truncated = false;
-            while (true)
+            // The runtime's receive waits itself on a blocking socket: counted as a library call inside a wait (SocketHandles.EnterWait).
+            bool counted = wait && socket.Blocking;
+            if (counted) SocketHandles.EnterWait();
+            try
             {
-                address.Size = SocketAddress.GetMaximumAddressSize(socket.AddressFamily);
-                try
+                while (true)
                 {
-                    // On Linux the runtime passes SocketFlags.Truncated through as MSG_TRUNC, and the call then
-                    // returns the datagram's real length: the only allocation-free way to see truncation here.
-                    // (Windows reports MessageSize instead, caught below; macOS cuts silently on this path.)
-                    received = socket.ReceiveFrom(into, s_truncatedFlag ? flags | SocketFlags.Truncated : flags, address);
-                    if (received > into.Length)
+                    address.Size = SocketAddress.GetMaximumAddressSize(socket.AddressFamily);
+                    try
                     {
+                        // On Linux the runtime passes SocketFlags.Truncated through as MSG_TRUNC, and the call then
+                        // returns the datagram's real length: the only allocation-free way to see truncation here.
+                        // (Windows reports MessageSize instead, caught below; macOS cuts silently on this path.)
+                        received = socket.ReceiveFrom(into, s_truncatedFlag ? flags | SocketFlags.Truncated : flags, address);
+                        if (received > into.Length)
+                        {
+                            received = into.Length;
+                            truncated = true;
+                        }
+                        break;
+                    }
+                    catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize)
+                    {
+                        // The runtime reports a cut datagram as an error after filling the buffer.
                         received = into.Length;
                         truncated = true;
+                        break;
                     }
-                    break;
-                }
-                catch (SocketException e) when (e.SocketErrorCode == SocketError.MessageSize)
-                {
-                    // The runtime reports a cut datagram as an error after filling the buffer.
-                    received = into.Length;
-                    truncated = true;
-                    break;
-                }
-                catch (SocketException e)
-                {
-                    // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
-                    // consumed, and the receive goes on (the queue may hold datagrams behind it). "Nothing queued" though
-                    // Poll said readable: a socket shut down for receiving. Else: the error.
-                    if (e.SocketErrorCode == SocketError.WouldBlock && PathCalls.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
-                    if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
-                    if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
+                    catch (SocketException e)
                     {
-                        datagram = default;
-                        if (!wait) return false;
-                        throw new SocketException((int)SocketError.WouldBlock);
+                        // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
+                        // consumed, and the receive goes on (the queue may hold datagrams behind it). "Nothing queued" though
+                        // Poll said readable: a socket shut down for receiving. Else: the error.
+                        if (e.SocketErrorCode == SocketError.WouldBlock && PathCalls.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
+                        if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
+                        if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
+                        {
+                            datagram = default;
+                            if (!wait) return false;
+                            throw new SocketException((int)SocketError.WouldBlock);
+                        }
                     }
                 }
+            }
+            finally
+            {
+                if (counted) SocketHandles.ExitWait();
             }
             // No sender: not a datagram (an empty one always has its sender) but a socket shut down for receiving.
             if (received == 0 && address.Size == 0) throw RuntimeReceive.ShutDown(socket);

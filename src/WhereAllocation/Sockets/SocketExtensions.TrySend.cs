@@ -65,7 +65,8 @@ namespace WhereAllocation
         private static bool TrySend(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
         {
             CheckSocket(socket);
-            if ((flags & ~SocketFlags.DontRoute) != 0) throw new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags));
+            // Through Refused, as every other bad argument: on a disposed socket "disposed" wins, as in the runtime's SendTo.
+            if ((flags & ~SocketFlags.DontRoute) != 0) throw Refused(socket, new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags)));
             EndPointKey to = FitToSocket(socket, remote);
             return PathCalls.TrySend(DatagramPaths.Active, socket, array, offset, buffer, flags, to);
         }

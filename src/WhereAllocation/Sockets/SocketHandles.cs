@@ -191,21 +191,28 @@ namespace WhereAllocation
         /// <summary>
         /// Counts a wait of the library in (native poll slices, or the runtime's Poll, which holds the handle for as long as
         /// it waits), so that <see cref="ThrowIfDisposedWhileHeld"/> asks the Socket meanwhile. Pair with <see cref="ExitWait"/>.
+        /// Kept on every runtime (.NET 8+ needs it only for <see cref="WaitsInProgress"/>): only a call that has to wait
+        /// pays it, one interlocked add before its first poll and one after, never a call that finds its datagram or room.
         /// </summary>
         internal static void EnterWait()
         {
-#if !NET8_0_OR_GREATER
             Interlocked.Increment(ref s_waits);
-#endif
         }
 
         /// <summary>Counts a wait of the library out.</summary>
         internal static void ExitWait()
         {
-#if !NET8_0_OR_GREATER
             Interlocked.Decrement(ref s_waits);
-#endif
         }
+
+        /// <summary>
+        /// The library's synchronous calls inside a wait now, in the whole process (counted in by <see cref="EnterWait"/>). For
+        /// the tests: a Dispose "during" a call is made once the call is in its wait, not after a sleep that may be too short.
+        /// </summary>
+        internal static int WaitsInProgress => Volatile.Read(ref s_waits);
+
+        // Library waits in progress in the process (each holds a socket's handle while it waits).
+        private static int s_waits;
 
 #if !NET8_0_OR_GREATER
         // Mono and Unity: Socket.CleanedUp (its Dispose sets it first); CoreCLR, running this build: Socket.Disposed.
@@ -230,9 +237,6 @@ namespace WhereAllocation
             }
             return null;
         }
-
-        // Library waits in progress in the process (each holds a socket's handle while it waits).
-        private static int s_waits;
 
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static void ThrowIfDisposedFlag(Socket socket)

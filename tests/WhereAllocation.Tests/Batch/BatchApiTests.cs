@@ -173,13 +173,14 @@ namespace WhereAllocation.Tests
             Socket socket = BatchTraffic.Bound(Family.IPv4);
             using var batch = new DatagramBatch(4, 100, mode);
             Exception? caught = null;
+            int before = SocketHandles.WaitsInProgress;
             var waiter = new Thread(() =>
             {
                 try { batch.Receive(socket, Timeout.Infinite); }
                 catch (Exception e) { caught = e; }
             });
             waiter.Start();
-            Thread.Sleep(100);
+            Assert.True(DisposeDuringWait.UntilInside(before, waiter), "the receive never reached its wait");
             socket.Dispose();
             Assert.True(waiter.Join(10_000), "the waiting receive did not end after the socket was disposed");
             Assert.True(caught?.GetType() == typeof(ObjectDisposedException), "expected ObjectDisposedException; the receive ended with " + (caught?.ToString() ?? "no exception"));
@@ -198,13 +199,14 @@ namespace WhereAllocation.Tests
                 Socket socket = BatchTraffic.Bound(Family.IPv4);
                 socket.ReceiveTimeout = 0; // wait without end
                 Exception? caught = null;
+                int before = SocketHandles.WaitsInProgress;
                 var waiter = new Thread(() =>
                 {
                     try { socket.ReceiveFrom_NonAlloc(new byte[16].AsSpan()); }
                     catch (Exception e) { caught = e; }
                 });
                 waiter.Start();
-                Thread.Sleep(100);
+                Assert.True(DisposeDuringWait.UntilInside(before, waiter), "the receive never reached its wait");
                 socket.Dispose();
                 Assert.True(waiter.Join(10_000), "the waiting receive did not end after the socket was disposed");
                 Assert.True(caught?.GetType() == typeof(ObjectDisposedException), "expected ObjectDisposedException; the receive ended with " + (caught?.ToString() ?? "no exception"));

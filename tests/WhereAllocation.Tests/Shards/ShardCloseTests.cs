@@ -101,6 +101,7 @@ namespace WhereAllocation.Tests
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
             var traffic = new ShardTraffic(Family.IPv4, 2, 1);
             Exception? ended = null;
+            int before = SocketHandles.WaitsInProgress;
             var waiting = new Thread(() =>
             {
                 using var batch = new DatagramBatch(8, 64);
@@ -114,7 +115,7 @@ namespace WhereAllocation.Tests
                 }
             });
             waiting.Start();
-            Thread.Sleep(100);
+            Assert.True(DisposeDuringWait.UntilInside(before, waiting), "the receive never reached its wait");
             var watch = Stopwatch.StartNew();
             traffic.Dispose();
             Assert.True(waiting.Join(10_000));

@@ -25,6 +25,7 @@ namespace WhereAllocation.Tests
             DatagramPaths.Reset();
         }
 
+        [Observes(AwaitsContract.Section, "A1", "70 waiting")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -70,6 +71,7 @@ namespace WhereAllocation.Tests
             }
         }
 
+        [Observes(AwaitsContract.Section, "A1", "thread cannot start")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -108,6 +110,7 @@ namespace WhereAllocation.Tests
             Assert.Equal(AwaitsContract.Cell("thread cannot start"), Awaits.Name(error) + ", next served");
         }
 
+        [Observes(AwaitsContract.Section, "A1", "awaited twice")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -171,6 +174,7 @@ namespace WhereAllocation.Tests
             });
         }
 
+        [Observes(AwaitsContract.Section, "A1", "second wrapper")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
@@ -197,6 +201,7 @@ namespace WhereAllocation.Tests
             Assert.Equal("", Awaits.Outcome(again, Bound, out ReceivedDatagram _));
         }
 
+        [Observes(AwaitsContract.Section, "A1", "continuation throws")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
@@ -248,6 +253,132 @@ namespace WhereAllocation.Tests
             }
         }
 
+        /// <summary>
+        /// An await that captured a SynchronizationContext (or a TaskScheduler) is resumed through it by whichever thread
+        /// completes the operation: the I/O thread, in both modes. A context whose Post throws (one that was closed), or a
+        /// scheduler whose QueueTask throws, must not end that thread: the failure is reported through ContinuationFailed,
+        /// and the thread goes on serving the other sockets.
+        /// </summary>
+        [Observes(AwaitsContract.Section, "A1", "context or scheduler throws")]
+        [Theory]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool, true)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool, false)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread, true)]
+        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread, false)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool, true)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool, false)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread, true)]
+        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread, false)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool, true)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool, false)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread, true)]
+        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread, false)]
+        public void AContextOrSchedulerThatThrowsIsReportedAndTheOthersAreStillServed(DatagramPath path, DatagramContinuations mode, bool context)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var bad = new Loopback(Family.IPv4);
+            using var good = new Loopback(Family.IPv4);
+            using var a = new AsyncDatagramSocket(bad.Server, mode);
+            using var b = new AsyncDatagramSocket(good.Server, mode);
+            AwaitEngine engine = PathCalls.Engine(path);
+            var reported = new List<Exception>();
+            Action<Exception> handler = e =>
+            {
+                lock (reported) reported.Add(e);
+            };
+            AsyncDatagramSocket.ContinuationFailed += handler;
+            try
+            {
+                ValueTask<ReceivedDatagram> waiting = a.ReceiveFromAsync(new byte[16]);
+                Assert.False(waiting.IsCompleted);
+                bool resumed = false;
+                Action continuation = () => Volatile.Write(ref resumed, true);
+                if (context)
+                {
+                    // A plain await's registration (OnCompleted asks for the scheduling context) made where the context is current.
+                    var closed = new ClosedContext();
+                    var registering = new Thread(() =>
+                    {
+                        SynchronizationContext.SetSynchronizationContext(closed);
+                        waiting.GetAwaiter().OnCompleted(continuation);
+                    });
+                    registering.Start();
+                    Assert.True(registering.Join(Bound));
+                }
+                else
+                {
+                    // The same made in a task that runs on the scheduler, which then stops taking tasks.
+                    var scheduler = new ClosingScheduler();
+                    Task registered = Task.Factory.StartNew(() => waiting.GetAwaiter().OnCompleted(continuation), CancellationToken.None, TaskCreationOptions.None, scheduler);
+                    Assert.True(registered.Wait(Bound));
+                    scheduler.Close();
+                }
+                Thread? ioThread = engine.CurrentThread;
+                bad.Client.SendTo(new byte[] { 1 }, bad.ServerTarget);
+                long start = Environment.TickCount;
+                while (true)
+                {
+                    lock (reported)
+                    {
+                        if (reported.Count > 0) break;
+                    }
+                    if (Environment.TickCount - start > Bound) break;
+                    Thread.Sleep(10);
+                }
+                Exception? first;
+                lock (reported) first = reported.Count > 0 ? reported[0] : null;
+                if (first != null)
+                {
+                    // The context's own exception, or the scheduler's as the runtime wraps it (TaskSchedulerException).
+                    Exception own = first is TaskSchedulerException wrapped && wrapped.InnerException != null ? wrapped.InnerException : first;
+                    Assert.IsType<ObjectDisposedException>(own);
+                }
+                Assert.False(Volatile.Read(ref resumed), "the continuation ran although its context refused it");
+                // The I/O thread goes on serving the others (a thread that died would leave this await waiting for ever).
+                ValueTask<ReceivedDatagram> other = b.ReceiveFromAsync(new byte[16]);
+                Assert.False(other.IsCompleted);
+                good.Client.SendTo(new byte[] { 2 }, good.ServerTarget);
+                string? served = Awaits.Outcome(other, Bound, out ReceivedDatagram _);
+                bool sameThread = ioThread != null && ReferenceEquals(ioThread, engine.CurrentThread) && ioThread.IsAlive;
+                int reports;
+                lock (reported) reports = reported.Count;
+                Assert.Equal(AwaitsContract.Cell("context or scheduler throws"),
+                    (reports == 1 ? "reported" : reports + " reports") + ", "
+                    + (served == "" ? "others served" : "others: " + (served ?? "still waiting")) + (sameThread ? "" : ", the I/O thread was ended"));
+            }
+            finally
+            {
+                AsyncDatagramSocket.ContinuationFailed -= handler;
+            }
+        }
+
+        /// <summary>A SynchronizationContext that was closed: Post throws, as a context whose loop has ended may.</summary>
+        private sealed class ClosedContext : SynchronizationContext
+        {
+            public override void Post(SendOrPostCallback d, object? state) => throw new ObjectDisposedException(nameof(ClosedContext), "this context's loop has ended");
+
+            public override SynchronizationContext CreateCopy() => this;
+        }
+
+        /// <summary>A TaskScheduler that runs tasks on the thread pool until it is closed; then QueueTask throws.</summary>
+        private sealed class ClosingScheduler : TaskScheduler
+        {
+            private volatile bool _closed;
+
+            public void Close() => _closed = true;
+
+            protected override void QueueTask(Task task)
+            {
+                if (_closed) throw new ObjectDisposedException(nameof(ClosingScheduler), "this scheduler was closed");
+                ThreadPool.QueueUserWorkItem(_ => TryExecuteTask(task));
+            }
+
+            protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued) => !_closed && TryExecuteTask(task);
+
+            protected override IEnumerable<Task>? GetScheduledTasks() => null;
+        }
+
+        [Observes(AwaitsContract.Section, "A1", "unreferenced wrapper")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
@@ -288,6 +419,7 @@ namespace WhereAllocation.Tests
             return sockets;
         }
 
+        [Observes(AwaitsContract.Section, "A1", "receive shut down")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -324,6 +456,7 @@ namespace WhereAllocation.Tests
                 (poller.EmptyReports - emptyBefore) + " empty readiness reports");
         }
 
+        [Observes(AwaitsContract.Section, "A1", "empty readiness")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]

@@ -22,6 +22,7 @@ namespace WhereAllocation.Tests
 
         public void Dispose() => DatagramPaths.Reset();
 
+        [Observes(AwaitsContract.Section, "A1", "token outlives wrapper")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -86,6 +87,7 @@ namespace WhereAllocation.Tests
             return sockets;
         }
 
+        [Observes(AwaitsContract.Section, "A1", "socket closed during")]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -246,6 +248,7 @@ namespace WhereAllocation.Tests
             }
         }
 
+        [Observes(AwaitsContract.Section, "A1", "no descriptors at start")]
         [Theory]
         [InlineData(DatagramContinuations.ThreadPool)]
         [InlineData(DatagramContinuations.IoThread)]

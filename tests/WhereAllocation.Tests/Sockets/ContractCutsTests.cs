@@ -21,6 +21,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
         [InlineData(DatagramPath.Managed, Family.IPv4)]
         [InlineData(DatagramPath.Managed, Family.IPv6)]
+        [Observes(Coalesced, "B1 B2", "cut in the last free slot; control messages on; cut control data; run beyond the free slots")]
         public void CoalescedReceive(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -56,6 +57,7 @@ namespace WhereAllocation.Tests
         [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
         [InlineData(DatagramPath.Managed, Family.IPv4)]
         [InlineData(DatagramPath.Managed, Family.IPv6)]
+        [Observes(SendShutdownSection, "S1 S2 S3 T1 T2 T3 B3 A2", "send shut down")]
         public void SendShutDown(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;

@@ -4,6 +4,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Threading;
+using System.Threading.Tasks;
 using Xunit;
 
 namespace WhereAllocation.Tests
@@ -16,6 +17,7 @@ namespace WhereAllocation.Tests
     {
         private const string Round2 = "Round 2: shutdown, Dispose order, open readers";
 
+        [Observes(Round2, "R1 R2 R3 R4 R5 R6 B1 B2 A1 S1 S2 S3 T1 T2 T3 B3 A2", "receive shut down")]
         [Theory]
         [InlineData(DatagramPath.Native, Family.IPv4)]
         [InlineData(DatagramPath.Native, Family.IPv6)]
@@ -101,6 +103,7 @@ namespace WhereAllocation.Tests
             return thread.Join(5000) ? "still inside after 3 s (then " + result + ")" : "still inside after 3 s and a full shutdown";
         }
 
+        [Observes(Round2, "R1 R2 R3 R4 R5 R6 B1 B2 A1 S1 S2 S3 T1 T2 T3 B3 A2", "bad argument, disposed before")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
@@ -109,7 +112,7 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(path)) return;
             var seen = new Observed(Round2);
-            foreach (string id in new[] { "R1", "R2", "R3", "R4", "R5", "R6", "B2", "S1", "S2", "S3" })
+            foreach (string id in new[] { "R1", "R2", "R3", "R4", "R5", "R6", "B2", "S1", "S2", "S3", "T1", "T2", "T3" })
             {
                 foreach (Variant mode in ModesFor(id))
                 {
@@ -139,6 +142,10 @@ namespace WhereAllocation.Tests
                     case "S1": socket.SendTo_NonAlloc(array, 0, 4, SocketFlags.None, (IPEndPointNonAlloc)null!); break;
                     case "S2": socket.SendTo_NonAlloc(array.AsSpan(), default(EndPointKey)); break;
                     case "S3": socket.SendTo_NonAlloc(null!, 0, 4, SocketFlags.None, pair.ClientKey); break;
+                    // An unsupported flag: the one bad argument the three overloads share.
+                    case "T1": socket.TrySendTo_NonAlloc(array, 0, 4, SocketFlags.OutOfBand, new IPEndPointNonAlloc(IPAddress.Loopback, 9)); break;
+                    case "T2": socket.TrySendTo_NonAlloc(array.AsSpan(0, 4), pair.ClientKey, SocketFlags.OutOfBand); break;
+                    case "T3": socket.TrySendTo_NonAlloc(array, 0, 4, SocketFlags.OutOfBand, pair.ClientKey); break;
                     default:
                     {
                         using var batch = new DatagramBatch(4, 100, mode.Batch);
@@ -178,8 +185,8 @@ namespace WhereAllocation.Tests
                 // The calls below take from this queue if they reach the socket.
                 for (int i = 0; i < 4; i++) pair.Client.SendTo(new byte[] { 1, 2, 3 }, pair.ServerTarget);
                 Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead));
-                using var entered = new ManualResetEventSlim();
                 bool waiterDone = false;
+                int before = SocketHandles.WaitsInProgress;
                 var waiter = new Thread(() =>
                 {
                     var buffer = new byte[100];
@@ -189,7 +196,6 @@ namespace WhereAllocation.Tests
                         // Empties the queue first, then waits for a datagram that never comes.
                         while (true)
                         {
-                            entered.Set();
                             pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
                         }
                     }
@@ -200,8 +206,8 @@ namespace WhereAllocation.Tests
                     Volatile.Write(ref waiterDone, true);
                 }) { IsBackground = true };
                 waiter.Start();
-                Assert.True(entered.Wait(5000));
-                Thread.Sleep(50); // let it reach its wait
+                // Once it waits (the library's count of calls inside a wait: only the call after the queued four waits).
+                Assert.True(DisposeDuringWait.UntilInside(before, waiter), "the receive never reached its wait");
                 var refill = new byte[] { 9 };
                 pair.Server.Dispose();
                 foreach (string id in ids)
@@ -283,6 +289,56 @@ namespace WhereAllocation.Tests
                     }
                     string expected = id == "B2" ? "0" : "TimedOut";
                     if (result != expected || receives > 1000) wrong.Add(RowName(id, mode) + ": " + result + " after " + receives + " receive calls");
+                }
+            }
+            Assert.True(wrong.Count == 0, Runtime.Describe() + ":\n" + string.Join("\n", wrong));
+        }
+
+        /// <summary>
+        /// A receive that must not wait (a TryReceiveFrom_NonAlloc, a batch's Receive without a timeout, an await's tries on
+        /// the caller's thread and on the I/O thread) never waits, even when another reader of the socket took the datagram
+        /// the readiness check saw (<see cref="TakenDatagram"/>): on a blocking socket without a ReceiveTimeout, where a plain
+        /// receive would wait for the next datagram. The cells are the Receive table's "empty, blocking" ones; then the I/O
+        /// thread, asked to try an empty socket over and over, still serves another socket's await.
+        /// </summary>
+        [Fact]
+        public void AReceiveThatMustNotWaitNeverWaitsWhenAnotherReaderTookTheDatagram()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            Dictionary<string, Dictionary<string, string>> table = ContractTable.Load("Receive");
+            var wrong = new List<string>();
+            using (TakenDatagram.Install())
+            {
+                foreach (string id in new[] { "R5", "R6", "B1", "A1" })
+                {
+                    foreach (Variant mode in ModesFor(id))
+                    {
+                        using var pair = new Loopback(Family.IPv4, 0);
+                        string result = Bounded(pair.Server, () => Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
+                        if (result != table[id]["empty, blocking"]) wrong.Add(RowName(id, mode) + ": " + result);
+                    }
+                }
+                foreach (DatagramContinuations continuations in new[] { DatagramContinuations.IoThread, DatagramContinuations.ThreadPool })
+                {
+                    using var empty = new Loopback(Family.IPv4, 0);
+                    using var other = new Loopback(Family.IPv4, 0);
+                    using var a = new AsyncDatagramSocket(empty.Server, continuations);
+                    using var b = new AsyncDatagramSocket(other.Server, continuations);
+                    AwaitEngine.ReportEveryArmedAsReadyForTests = true;
+                    try
+                    {
+                        ValueTask<ReceivedDatagram> waiting = a.ReceiveFromAsync(new byte[16]);
+                        ValueTask<ReceivedDatagram> served = b.ReceiveFromAsync(new byte[16]);
+                        Thread.Sleep(3 * AwaitEngine.SliceMilliseconds); // the I/O thread tries the empty socket meanwhile
+                        other.Client.SendTo(new byte[] { 1 }, other.ServerTarget);
+                        string? outcome = Awaits.Outcome(served, 10_000, out ReceivedDatagram _);
+                        if (outcome != "") wrong.Add("the I/O thread (" + continuations + "), another socket's await: " + (outcome ?? "still waiting after 10 s"));
+                        if (waiting.IsCompleted) wrong.Add("the I/O thread (" + continuations + "): the empty socket's await completed");
+                    }
+                    finally
+                    {
+                        AwaitEngine.ReportEveryArmedAsReadyForTests = false;
+                    }
                 }
             }
             Assert.True(wrong.Count == 0, Runtime.Describe() + ":\n" + string.Join("\n", wrong));

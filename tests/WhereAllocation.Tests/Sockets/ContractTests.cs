@@ -1,7 +1,10 @@
 using System;
 using System.Collections.Generic;
 using System.Net;
+using System.Linq;
 using System.Net.Sockets;
+using System.Reflection;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
 using System.Threading;
@@ -27,6 +30,7 @@ namespace WhereAllocation.Tests
 
         // ----- receive: the situations that need no waiting -----
 
+        [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "datagram; longer than buffer; empty buffer; empty, non-blocking; disposed before")]
         [Theory]
         [InlineData(DatagramPath.Native, Family.IPv4)]
         [InlineData(DatagramPath.Native, Family.IPv6)]
@@ -73,6 +77,7 @@ namespace WhereAllocation.Tests
 
         // ----- receive: the situations that wait -----
 
+        [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "empty, blocking; disposed during")]
         [Theory]
         [InlineData(DatagramPath.Native)]
         [InlineData(DatagramPath.SocketAddress)]
@@ -101,6 +106,7 @@ namespace WhereAllocation.Tests
 
         // ----- receive: an error the OS holds for the socket -----
 
+        [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "pending error")]
         [Theory]
         [InlineData(DatagramPath.Native, Family.IPv4)]
         [InlineData(DatagramPath.Native, Family.IPv6)]
@@ -141,7 +147,7 @@ namespace WhereAllocation.Tests
         {
             Assert.Equal(SocketError.TimedOut, Loopback.ClosedPortError());
             if (path != DatagramPath.Native) return;
-            var seen = new Observed("Receive");
+            var seen = new Observed("Receive", nameof(ReceiveWithAPendingError));
             foreach (string id in s_receiveIds)
             {
                 foreach (Variant mode in ModesFor(id))
@@ -160,6 +166,7 @@ namespace WhereAllocation.Tests
 
         // ----- send -----
 
+        [Observes("Send", "S1 S2 S3 T1 T2 T3 B3 A2", "sent; longer than 65 507 bytes; disposed before")]
         [Theory]
         [InlineData(DatagramPath.Native, Family.IPv4)]
         [InlineData(DatagramPath.Native, Family.IPv6)]
@@ -197,33 +204,34 @@ namespace WhereAllocation.Tests
         /// The "buffer full" columns: the native path with an OS stand-in that refuses the next send with WouldBlock
         /// (a UDP send on loopback never finds a real full buffer here). Then a send must arrive normally again.
         /// </summary>
+        [Observes("Send", "S1 S2 S3 T1 T2 T3", "sent; buffer full, non-blocking; buffer full, blocking")]
         [Theory]
-        [InlineData(Family.IPv4, false)]
-        [InlineData(Family.IPv4, true)]
-        [InlineData(Family.IPv6, false)]
-        [InlineData(Family.IPv6, true)]
-        [InlineData(Family.DualMode, false)]
-        [InlineData(Family.DualMode, true)]
-        public void SendWithFullBuffer(Family family, bool blocking)
+        [InlineData(Family.IPv4)]
+        [InlineData(Family.IPv6)]
+        [InlineData(Family.DualMode)]
+        public void SendWithFullBuffer(Family family)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
             var seen = new Observed("Send");
-            string column = blocking ? "buffer full, blocking" : "buffer full, non-blocking";
-            foreach (string id in s_singleSendIds)
+            foreach (bool blocking in new[] { false, true })
             {
-                using var pair = new Loopback(family);
-                pair.Client.Blocking = blocking;
-                using (FullSendBuffer full = FullSendBuffer.Install())
+                string column = blocking ? "buffer full, blocking" : "buffer full, non-blocking";
+                foreach (string id in s_singleSendIds)
                 {
-                    full.RefuseNext(1);
-                    string result = SendTo(pair, id, default, 24);
-                    if (full.Refused != 1) result += ", refused " + full.Refused + " times";
-                    else if (result == "sent") result = "sent after room"; // refused once, then sent: it waited for room
-                    // A refused datagram was not sent: the next thing the server gets is the marker.
-                    if (result == "false" || result == "WouldBlock") result += NextIsMarker(pair).Length == 0 ? "" : ", but something was sent";
-                    seen.Add(id + (blocking ? " blocking" : ""), id, column, result);
+                    using var pair = new Loopback(family);
+                    pair.Client.Blocking = blocking;
+                    using (FullSendBuffer full = FullSendBuffer.Install())
+                    {
+                        full.RefuseNext(1);
+                        string result = SendTo(pair, id, default, 24);
+                        if (full.Refused != 1) result += ", refused " + full.Refused + " times";
+                        else if (result == "sent") result = "sent after room"; // refused once, then sent: it waited for room
+                        // A refused datagram was not sent: the next thing the server gets is the marker.
+                        if (result == "false" || result == "WouldBlock") result += NextIsMarker(pair).Length == 0 ? "" : ", but something was sent";
+                        seen.Add(id + (blocking ? " blocking" : ""), id, column, result);
+                    }
+                    seen.Add(id, id, "sent", SendTo(pair, id, default, 24)); // the stand-in gone, the socket sends as before
                 }
-                seen.Add(id, id, "sent", SendTo(pair, id, default, 24)); // the stand-in gone, the socket sends as before
             }
             seen.AssertAsDocumented();
         }
@@ -256,15 +264,34 @@ namespace WhereAllocation.Tests
             return n == marker.Length && buffer.AsSpan(0, n).SequenceEqual(marker) ? "" : "not consumed (next: " + n + " B)";
         }
 
+        /// <summary>
+        /// The call on a thread of its own, the Dispose once it is inside its wait: the library's count of calls inside a
+        /// wait went up (a synchronous call), or the await returned without a result (it waits for the engine's report).
+        /// </summary>
         private static string ReceiveWhileDisposed(Socket socket, string id, Variant mode)
         {
+            if (id == "A1") return AwaitWhileDisposed(socket, mode.Continuations);
             string? result = null;
+            int before = SocketHandles.WaitsInProgress;
             var thread = new Thread(() => result = Receive(socket, id, mode, 1500, null, Timeout.Infinite)) { IsBackground = true };
             thread.Start();
-            Thread.Sleep(150); // let the call reach its wait
+            if (!DisposeDuringWait.UntilInside(before, thread))
+            {
+                socket.Dispose();
+                return "never in its wait (" + (thread.Join(10_000) ? "it ended: " + result : "still running") + ")";
+            }
             socket.Dispose();
             if (!thread.Join(10_000)) return "still waiting 10 s after Dispose";
             return result!;
+        }
+
+        private static string AwaitWhileDisposed(Socket socket, DatagramContinuations continuations)
+        {
+            using var wrapper = new AsyncDatagramSocket(socket, continuations);
+            ValueTask<ReceivedDatagram> pending = wrapper.ReceiveFromAsync(new byte[1500]);
+            if (pending.IsCompleted) return "did not wait";
+            socket.Dispose();
+            return Awaits.Outcome(pending, 10_000, out ReceivedDatagram _) ?? "still waiting 10 s after Dispose";
         }
 
         /// <summary>A socket connected to a port nobody listens on, after a send there, with the OS's error pending.</summary>
@@ -516,6 +543,10 @@ namespace WhereAllocation.Tests
 
         // ----- awaits: the token, the wrapper, the reusable operation -----
 
+        [Observes("Awaits", "A1", "canceled before; canceled during; wrapper disposed during; second call; awaited twice")]
+        [Observes("Awaits", "A2", "canceled before")]
+        // Only the native path's OS calls can be stood in for: a send waits on a full buffer there only.
+        [Observes("Awaits", "A2", "canceled during; wrapper disposed during; second call; awaited twice", OnlyOn = DatagramPath.Native)]
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
@@ -742,15 +773,25 @@ namespace WhereAllocation.Tests
             }
         }
 
-        /// <summary>Cells as observed, compared with the document's at the end, all differences in one message.</summary>
+        /// <summary>
+        /// Cells as observed, compared with the document's at the end, all differences in one message. The test that
+        /// observes (<paramref name="test"/>: the caller) must declare each cell it observes (<see cref="ObservesAttribute"/>)
+        /// and observe each cell it declares for this path, so that its declarations, which
+        /// <see cref="EveryDocumentedCellIsObservedByATest"/> reads, are what it does.
+        /// </summary>
         private sealed class Observed
         {
+            private readonly string _section;
+            private readonly MethodInfo _test;
             private readonly Dictionary<string, Dictionary<string, string>> _documented;
             private readonly List<string> _differences = new List<string>();
+            private readonly HashSet<string> _seen = new HashSet<string>(StringComparer.Ordinal);
             private int _cells;
 
-            public Observed(string section)
+            public Observed(string section, [CallerMemberName] string test = "")
             {
+                _section = section;
+                _test = ContractCoverage.Test(typeof(ContractTests), test);
                 _documented = ContractTable.Load(section);
             }
 
@@ -758,6 +799,8 @@ namespace WhereAllocation.Tests
             {
                 Assert.True(_documented.ContainsKey(id), "docs/CONTRACT.md has no row " + id);
                 Assert.True(_documented[id].ContainsKey(column), "docs/CONTRACT.md has no column '" + column + "'");
+                Assert.True(ContractCoverage.Declares(_test, _section, id, column), _test.Name + " observes '" + _section + "' / " + id + " / " + column + " without declaring it ([Observes])");
+                _seen.Add(id + " / " + column);
                 if (result.Length == 0) return; // a follow-up check that found nothing wrong
                 _cells++;
                 string documented = _documented[id][column];
@@ -768,6 +811,9 @@ namespace WhereAllocation.Tests
             {
                 Assert.True(_cells > 0, "no cell was checked");
                 Assert.True(_differences.Count == 0, "on " + DatagramPaths.Active + ", " + Runtime.Describe() + ":\n" + string.Join("\n", _differences));
+                HashSet<string> unobserved = ContractCoverage.Required(_test, _section, DatagramPaths.Active);
+                unobserved.ExceptWith(_seen);
+                Assert.True(unobserved.Count == 0, _test.Name + " declares cells of '" + _section + "' it did not observe on " + DatagramPaths.Active + ":\n" + string.Join("\n", unobserved.OrderBy(c => c, StringComparer.Ordinal)));
             }
         }
     }

@@ -8,7 +8,7 @@ namespace WhereAllocation.Tests
 {
     /// <summary>
     /// The names the library's P/Invokes give their native libraries, as built for these runtimes (dynamic loaders):
-    /// "libc" for every C library call and "ws2_32.dll" for Winsock. The statically linked form ("__Internal", for
+    /// "libc" for every C library call, "ws2_32.dll" for Winsock and "kernel32.dll" for the Windows kernel calls beside it. The statically linked form ("__Internal", for
     /// Unity's Apple mobile players) is compiled only for those players; scripts/trim-check.sh compiles it and checks it.
     /// </summary>
     public class NativeLibraryNameTests
@@ -41,6 +41,15 @@ namespace WhereAllocation.Tests
             Assert.NotEmpty(calls);
             foreach (MethodInfo call in calls)
                 Assert.True(LibraryOf(call) == "ws2_32.dll", call.Name + " names " + LibraryOf(call));
+        }
+
+        [Fact]
+        public void EveryWindowsKernelCallNamesKernel32()
+        {
+            MethodInfo[] calls = PInvokes(typeof(WhereAllocation.Interop.Kernel32));
+            Assert.NotEmpty(calls);
+            foreach (MethodInfo call in calls)
+                Assert.True(LibraryOf(call) == "kernel32.dll", call.Name + " names " + LibraryOf(call));
         }
 
         [Fact]

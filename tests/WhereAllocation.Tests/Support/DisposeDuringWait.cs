@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using Xunit;
 
@@ -6,29 +7,49 @@ namespace WhereAllocation.Tests
 {
     /// <summary>
     /// A call that waits on a socket, on a thread of its own, and a Dispose of that socket from the test's thread
-    /// while it waits: the call must come back, with <see cref="ObjectDisposedException"/>.
+    /// while it waits: the call must come back, with <see cref="ObjectDisposedException"/>. "While it waits" is the
+    /// library's own count of calls inside a wait (<see cref="SocketHandles.WaitsInProgress"/>), never a sleep that a
+    /// loaded machine can make too short (which would test "disposed before" instead).
     /// </summary>
     public static class DisposeDuringWait
     {
         /// <summary>
-        /// Starts <paramref name="wait"/> on a new thread, gives it 200 ms to reach its wait, calls
+        /// Starts <paramref name="wait"/> on a new thread, waits until it is inside its wait (<see cref="UntilInside"/>), calls
         /// <paramref name="dispose"/>, and asserts that the call returned within 5 s with ObjectDisposedException
         /// (naming what it ended with otherwise).
         /// </summary>
         public static void AssertEndsWithObjectDisposed(Action wait, Action dispose)
         {
             Exception? caught = null;
+            int before = SocketHandles.WaitsInProgress;
             var thread = new Thread(() =>
             {
                 try { wait(); }
                 catch (Exception e) { caught = e; }
             }) { IsBackground = true };
             thread.Start();
-            Thread.Sleep(200);
+            Assert.True(UntilInside(before, thread), "the call never reached its wait (it ended with " + (caught?.ToString() ?? "no exception") + ")");
             dispose();
             Assert.True(thread.Join(5000), "the waiting call did not return after Dispose");
             Assert.True(caught?.GetType() == typeof(ObjectDisposedException),
                 "expected ObjectDisposedException; the call ended with " + (caught?.ToString() ?? "no exception"));
+        }
+
+        /// <summary>
+        /// Waits (at most 10 s) until more of the library's calls are inside a wait than <paramref name="before"/> (read
+        /// before <paramref name="caller"/> started its call; the tests run one at a time): true then, false when the
+        /// caller ended first or the time ran out. A wait in slices counts itself out between two slices for a moment:
+        /// the count is read every millisecond until it is seen up.
+        /// </summary>
+        public static bool UntilInside(int before, Thread caller)
+        {
+            var watch = Stopwatch.StartNew();
+            while (SocketHandles.WaitsInProgress <= before)
+            {
+                if (!caller.IsAlive || watch.ElapsedMilliseconds > 10_000) return false;
+                Thread.Sleep(1);
+            }
+            return true;
         }
     }
 }

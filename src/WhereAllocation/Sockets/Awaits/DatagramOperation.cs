@@ -295,14 +295,21 @@ namespace WhereAllocation
 
         private void Schedule(bool onIoThread)
         {
-            if (_context != null)
+            if (_context != null || _scheduler != null)
             {
-                _context.Post(s_post, this);
-                return;
-            }
-            if (_scheduler != null)
-            {
-                Task.Factory.StartNew(s_onScheduler, this, CancellationToken.None, TaskCreationOptions.DenyChildAttach, _scheduler);
+                try
+                {
+                    if (_context != null) _context.Post(s_post, this);
+                    else Task.Factory.StartNew(s_onScheduler, this, CancellationToken.None, TaskCreationOptions.DenyChildAttach, _scheduler!);
+                }
+                catch (Exception e)
+                {
+                    // A context whose Post throws (one that was closed) or a scheduler that refuses the task (StartNew throws
+                    // TaskSchedulerException) is the user's code too: it must not end the thread that serves every socket,
+                    // nor the caller's cancellation or Dispose. The awaiter is not resumed elsewhere (it asked for that
+                    // context); the failure is reported as a throwing continuation is, as the runtime's own awaits do.
+                    AsyncDatagramSocket.ReportContinuationFailure(e);
+                }
                 return;
             }
             if (onIoThread && Owner.Continuations == DatagramContinuations.IoThread)

@@ -6,9 +6,10 @@ using WhereAllocation.Interop;
 namespace WhereAllocation
 {
     /// <summary>
-    /// Windows (Winsock 2): <c>WSAPoll</c> then <c>recvfrom</c> (Winsock has no per-call non-blocking flag),
-    /// <c>sendto</c>, and <c>WSAPoll</c> for waits. A cut datagram is the error WSAEMSGSIZE after the buffer
-    /// was filled. Run by this project's CI under Wine (docs/testing-under-wine.md: where Wine differs from Windows).
+    /// Windows (Winsock 2): <c>WSAPoll</c> then an overlapped <c>WSARecvFrom</c> that never waits (Winsock has no per-call
+    /// non-blocking flag: see <see cref="ReceiveReady"/>), <c>sendto</c>, and <c>WSAPoll</c> for waits. A cut datagram is the
+    /// error WSAEMSGSIZE after the buffer was filled. Run by this project's CI under Wine (docs/testing-under-wine.md: where
+    /// Wine differs from Windows).
     /// </summary>
     internal sealed unsafe class WindowsSocketCalls : OsSocketCalls
     {
@@ -56,21 +57,108 @@ namespace WhereAllocation
                 return -1;
             }
             if (ready < 0) return -1;
-            // Readable, or an error or hang-up pending: recvfrom reports which without blocking.
+            // Readable, or an error or hang-up pending: the receive reports which.
+            return ReceiveReady(socket, payload, size, peek, address, addressLength, out error);
+        }
+
+        /// <summary>
+        /// The receive after WSAPoll said readable, which must not wait even when the datagram WSAPoll saw is gone by now
+        /// (another reader of the socket, such as the application's own receive on another thread, took it in between).
+        /// A plain recvfrom on a blocking socket (the usual kind) would then wait for the next datagram: the I/O thread of
+        /// the awaits, and every await of the process with it, or a TryReceiveFrom_NonAlloc that promises never to wait.
+        /// Winsock has no MSG_DONTWAIT, and switching the socket to non-blocking (FIONBIO) would change what the
+        /// application's own calls on it do (the runtime keeps its Blocking flag apart and would not know). So the receive
+        /// is overlapped: a datagram already queued completes it at once, as recvfrom would; otherwise it is cancelled
+        /// (CancelIoEx) and its end awaited (the cancellation, or a datagram that arrived meanwhile, which is then taken).
+        /// Its event has the low bit set, so that no completion goes to an I/O completion port the runtime may have bound the
+        /// socket to. Windows creates every socket overlapped-capable (socket() and the runtimes' WSASocket alike).
+        /// </summary>
+        internal long ReceiveReady(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        {
             int length = *addressLength;
-            int received = Ws2_32.RecvFrom(socket, payload, size, peek ? MsgPeek : 0, address, &length);
-            if (received >= 0)
+            uint received = 0;
+            uint flags = peek ? (uint)MsgPeek : 0;
+            Ws2_32.WsaBuf buffer;
+            buffer.Length = (uint)size;
+            buffer.Buffer = payload;
+            Ws2_32.Overlapped overlapped = default;
+            overlapped.Event = ThreadEvent.Current;
+            if (overlapped.Event == IntPtr.Zero)
+            {
+                // Out of kernel objects: no receive that could be cancelled, so none at all (a later call tries again).
+                error = SocketError.NoBufferSpaceAvailable;
+                return -1;
+            }
+            if (Ws2_32.WsaRecvFrom(socket, &buffer, 1, &received, &flags, address, &length, &overlapped, IntPtr.Zero) == 0)
+            {
+                error = SocketError.Success;
+            }
+            else
+            {
+                error = LastError();
+                if (error == SocketError.IOPending)
+                {
+                    // Nothing queued after all. The buffers and the OVERLAPPED live on this stack: wait for the end.
+                    Kernel32.CancelIoEx(socket, &overlapped);
+                    uint ignored = 0;
+                    error = Ws2_32.WsaGetOverlappedResult(socket, &overlapped, &received, 1, &ignored) != 0 ? SocketError.Success : LastError();
+                    if (error == SocketError.OperationAborted)
+                    {
+                        error = SocketError.WouldBlock;
+                        return -1;
+                    }
+                }
+            }
+            if (error == SocketError.Success)
             {
                 *addressLength = length;
-                error = SocketError.Success;
                 return received;
             }
-            error = LastError();
             if (error != SocketError.MessageSize) return -1;
             // The buffer holds the datagram's first bytes and the sender is known; its length is not.
             *addressLength = length;
             error = SocketError.Success;
             return (long)size + 1;
+        }
+
+        /// <summary>
+        /// One manual-reset event per thread for <see cref="ReceiveReady"/>, made at the thread's first receive and closed when
+        /// the thread is gone (the finalizer of the object that holds it). Given with its low bit set: a completion then
+        /// signals it and is never queued to a completion port.
+        /// </summary>
+        private sealed class ThreadEvent
+        {
+            [ThreadStatic]
+            private static ThreadEvent? t_current;
+
+            private readonly IntPtr _handle;
+
+            private ThreadEvent(IntPtr handle)
+            {
+                _handle = handle;
+            }
+
+            /// <summary>The thread's event with its low bit set; zero when the OS could make none.</summary>
+            internal static IntPtr Current
+            {
+                get
+                {
+                    ThreadEvent? current = t_current ?? Make();
+                    return current == null ? IntPtr.Zero : (IntPtr)((long)current._handle | 1);
+                }
+            }
+
+            private static ThreadEvent? Make()
+            {
+                IntPtr handle = Kernel32.CreateEvent(IntPtr.Zero, 1, 0, IntPtr.Zero);
+                if (handle == IntPtr.Zero) return null;
+                return t_current = new ThreadEvent(handle);
+            }
+
+            ~ThreadEvent()
+            {
+                Kernel32.CloseHandle(_handle);
+            }
         }
 
         internal override bool IsConnected(IntPtr socket)
