@@ -389,22 +389,31 @@ namespace WhereAllocation.Tests
             const int Count = 50;
             AwaitEngine poller = PathCalls.Engine(path);
             int before = poller.Registered;
-            WeakReference[] sockets = null!;
+            WeakReference[] sockets = null!, unwrapped = null!;
             // On a thread of its own, whose stack is gone by the collection (Mono scans stacks conservatively).
-            var thread = new Thread(() => sockets = LeaveWrappersBehind(Count));
+            var thread = new Thread(() => sockets = LeaveWrappersBehind(Count, out unwrapped));
             thread.Start();
             Assert.True(thread.Join(Bound), "making the wrappers took too long");
             int alive = Reachability.CountAlive(sockets);
+            int control = Reachability.CountAlive(unwrapped);
             // The Managed path's per-thread endpoint remembers the last socket it checked (IPEndPointNonAlloc.CheckedSocket):
             // at most one per thread that received (here the I/O thread and its caller), whatever the number of wrappers.
-            Assert.Equal(AwaitsContract.Cell("unreferenced wrapper"), alive <= (path == DatagramPath.Managed ? 2 : 0) ? "collected" : alive + " of " + Count + " sockets still alive after full collections");
+            int allowed = path == DatagramPath.Managed ? 2 : 0;
+            // Under Boehm (mono-boehm, Unity's collector), which keeps any object a word that looks like its address points
+            // at, a share of sockets stays alive whatever the library does (16 of 50 in one full run of the suite). There the
+            // second oracle is the control group: as many sockets made and used the same way, interleaved, with no wrapper;
+            // the wrapped ones may stay alive no more often than those, and a wrapper the engine held would keep all of its 50.
+            if (Runtime.IsConservativeCollector) allowed += control + Count / 10;
+            Assert.Equal(AwaitsContract.Cell("unreferenced wrapper"), alive <= allowed && alive < Count ? "collected"
+                : alive + " of " + Count + " sockets still alive after full collections (without a wrapper: " + control + ")");
             Assert.Equal(before, poller.Registered);
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static WeakReference[] LeaveWrappersBehind(int count)
+        private static WeakReference[] LeaveWrappersBehind(int count, out WeakReference[] unwrapped)
         {
             var sockets = new WeakReference[count];
+            unwrapped = new WeakReference[count];
             using Socket client = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
             for (int i = 0; i < count; i++)
             {
@@ -415,6 +424,13 @@ namespace WhereAllocation.Tests
                 client.SendTo(new byte[] { 1 }, server.LocalEndPoint!);
                 Assert.Equal("", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));
                 sockets[i] = new WeakReference(server);
+
+                // The control: a socket made and used alike, read without a wrapper, then let go.
+                Socket plain = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
+                plain.ReceiveTimeout = Bound;
+                client.SendTo(new byte[] { 1 }, plain.LocalEndPoint!);
+                Assert.Equal(1, plain.Receive(new byte[16]));
+                unwrapped[i] = new WeakReference(plain);
             }
             return sockets;
         }
