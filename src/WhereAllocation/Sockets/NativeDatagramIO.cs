@@ -47,7 +47,49 @@ namespace WhereAllocation
         internal static OsSocketCalls Os
         {
             get => s_os;
-            set => s_os = value ?? OsSocketCalls.Current;
+            set
+            {
+                s_os = value ?? OsSocketCalls.Current;
+                s_receiveWaitsInKernel = s_os.HasWaitingReceive && s_runtimeWakesHeldReceives;
+            }
+        }
+
+        // Whether a receive that may wait blocks in the kernel (see ReceiveWaitsInKernel). Not readonly: tests turn it off to run the sliced wait on CoreCLR.
+        private static readonly bool s_runtimeWakesHeldReceives = RuntimeWakesHeldReceives();
+        private static bool s_receiveWaitsInKernel = s_os.HasWaitingReceive && s_runtimeWakesHeldReceives;
+
+        /// <summary>
+        /// True when a receive that may wait, on a socket in blocking mode, waits in the kernel: one <c>recvfrom</c> that the
+        /// kernel ends when the datagram comes, the socket's own receive timeout passes, or the socket is shut down. That
+        /// needs an OS with such a receive (<see cref="OsSocketCalls.HasWaitingReceive"/>) and a runtime whose Dispose wakes a
+        /// receive blocked on a socket whose handle someone holds: CoreCLR's shuts the socket down again and again until the
+        /// last reference is released. Mono's and Unity's close the descriptor only when the last reference goes and wake
+        /// only their own calls, so there a wait polls in slices and asks between them whether the socket was disposed.
+        /// Tests may set it (true only where the OS has such a receive).
+        /// </summary>
+        internal static bool ReceiveWaitsInKernel
+        {
+            get => s_receiveWaitsInKernel;
+            set => s_receiveWaitsInKernel = value && s_os.HasWaitingReceive;
+        }
+
+        /// <summary>True when this runtime's Socket.Dispose unblocks calls that hold the socket's handle (CoreCLR: SafeSocketHandle.TryUnblockSocket).</summary>
+        private static bool RuntimeWakesHeldReceives()
+        {
+#if NET8_0_OR_GREATER
+            return true;
+#else
+            try
+            {
+                // .NET Core 3.0 and later; absent from Mono's and Unity's class libraries.
+                Type? handleType = typeof(Socket).Assembly.GetType("System.Net.Sockets.SafeSocketHandle");
+                return handleType?.GetMethod("TryUnblockSocket", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic) != null;
+            }
+            catch (Exception)
+            {
+                return false;
+            }
+#endif
         }
 
         /// <summary>What <see cref="Receive(Socket, Span{byte}, SocketFlags, bool, IPEndPointNonAlloc, out EndPointKey)"/> returns instead of a length when nothing was queued and the caller would not wait.</summary>
@@ -74,6 +116,8 @@ namespace WhereAllocation
             bool added = false;
             fixed (byte* start = array)
             {
+                // A receive that waits in the kernel takes the general path from the start: its first call may wait.
+                if (s_receiveWaitsInKernel && socket.Blocking) return Receive(socket, start + offset, size, flags, true, into, out _);
                 try
                 {
                     handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
@@ -87,7 +131,8 @@ namespace WhereAllocation
                 {
                     if (added) handle.DangerousRelease();
                 }
-                if (retry) return Receive(socket, start + offset, size, flags, true, into, out _);
+                // Nothing queued: the general path waits at once, without asking again what was just answered.
+                if (retry) return Receive(socket, start + offset, size, flags, true, into, out _, error == SocketError.WouldBlock);
             }
             if (received < 0) throw Failure(socket, error);
             into.SetCurrentFromSockaddr(address, addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize, Format);
@@ -105,9 +150,10 @@ namespace WhereAllocation
         /// cut (only <paramref name="size"/> bytes are stored). The common case, a datagram already queued, is one
         /// system call. With <paramref name="wait"/> false, returns <see cref="NothingQueued"/> at once when none is
         /// queued. With <paramref name="wait"/> true it waits (honouring the socket's receive timeout) when the
-        /// socket is blocking, and throws WouldBlock when it is not, as the runtime does.
+        /// socket is blocking, and throws WouldBlock when it is not, as the runtime does. <paramref name="nothingQueued"/>:
+        /// the caller's own receive just found nothing queued, so this one starts where that answer leads.
         /// </summary>
-        private static long Receive(Socket socket, byte* payload, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender)
+        private static long Receive(Socket socket, byte* payload, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender, bool nothingQueued = false)
         {
             byte* address = stackalloc byte[SockaddrLayout.StorageSize];
             int addressLength;
@@ -118,48 +164,91 @@ namespace WhereAllocation
             bool added = false;
             long waitStart = 0;
             int timeout = 0;
-            bool waited = false;
+            bool started = false;   // waitStart is set
+            bool timed = false;     // timeout is read
+            bool polled = false;    // a wait said readable before this receive
             bool counted = false;
+            // A socket in blocking mode whose receive may wait: the kernel waits (see ReceiveWaitsInKernel), one call per datagram.
+            bool inKernel = wait && s_receiveWaitsInKernel && socket.Blocking;
             try
             {
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
                 SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 IntPtr raw = handle.DangerousGetHandle();
+                if (inKernel)
+                {
+                    waitStart = Stopwatch.GetTimestamp();
+                    started = true;
+                    // Counted as waiting from here until the handle is released, not only while the kernel waits: a call on
+                    // another thread after a Dispose then finds the socket disposed even while this one, woken, still holds the handle.
+                    SocketHandles.EnterWait();
+                    counted = true;
+                }
                 while (true)
                 {
                     addressLength = SockaddrLayout.StorageSize;
-                    received = s_os.Receive(raw, payload, size, peek, address, &addressLength, out error);
+                    if (nothingQueued)
+                    {
+                        nothingQueued = false;
+                        received = -1;
+                        error = SocketError.WouldBlock;
+                    }
+                    else
+                    {
+                        received = inKernel
+                            ? s_os.ReceiveWaiting(raw, payload, size, peek, address, &addressLength, out error)
+                            : s_os.Receive(raw, payload, size, peek, address, &addressLength, out error);
+                    }
                     if (received > 0 || (received == 0 && addressLength != 0)) break;
                     if (received == 0)
                     {
-                        received = ShutDown(out error); // 0 bytes without a sender: no datagram, the receiving side was shut down
+                        // 0 bytes without a sender: no datagram, the receiving side was shut down (by Shutdown, or by CoreCLR's
+                        // Dispose waking this receive: Failure below tells the two apart).
+                        received = ShutDown(out error);
                         break;
                     }
+                    // A signal: the kernel's wait starts again with the socket's whole timeout, as the runtime's own receive does.
                     if (error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error)) continue;
-                    // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and a wait would spin.
-                    if (error == SocketError.WouldBlock && s_os.IsReceiveShutDown(raw))
+                    if (inKernel)
+                    {
+                        if (error != SocketError.WouldBlock) break;
+                        // The kernel's wait ended without a datagram: the socket's receive timeout passed, or its descriptor is in
+                        // non-blocking mode (CoreCLR leaves it so for good once an asynchronous call ran on the socket) and the
+                        // receive answered at once. The rest of the wait, if any, goes on in slices, timed from the kernel's
+                        // start: a timeout that passed ends the call below, before any poll.
+                        inKernel = false;
+                        timeout = s_os.ReceiveTimeoutMilliseconds(raw);
+                        timed = true;
+                    }
+                    // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and recvfrom says only
+                    // "nothing queued". Asked when a wait said readable, or when the caller would not wait: a wait's first poll
+                    // on such a socket answers at once, so the question costs a call only where the answer can be yes.
+                    if (error == SocketError.WouldBlock && (polled || !wait || !socket.Blocking) && s_os.IsReceiveShutDown(raw))
                     {
                         received = ShutDown(out error);
                         break;
                     }
                     if (error != SocketError.WouldBlock || !wait || !socket.Blocking) break;
-                    if (!waited)
+                    if (!timed)
                     {
                         // One timeout for the whole call, however many waits it takes.
                         timeout = s_os.ReceiveTimeoutMilliseconds(raw);
+                        timed = true;
+                    }
+                    if (!started)
+                    {
                         waitStart = Stopwatch.GetTimestamp();
-                        waited = true;
-                        // Counted as waiting from here until the handle is released, not only inside each poll: a call on another
-                        // thread after a Dispose then finds the socket disposed even while this one, woken, still holds the handle.
+                        started = true;
+                    }
+                    if (!counted)
+                    {
                         SocketHandles.EnterWait();
                         counted = true;
                     }
-                    else
-                    {
-                        PauseAfterEmptyReadiness(socket, handle);
-                    }
+                    if (polled) PauseAfterEmptyReadiness(socket, handle);
                     int remaining = SocketWaits.Remaining(waitStart, timeout > 0 ? timeout : -1);
                     if (remaining == 0 || !TryWaitUntil(socket, raw, handle, false, remaining)) throw new SocketException((int)SocketError.TimedOut);
+                    polled = true;
                 }
             }
             finally
