@@ -116,8 +116,9 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --peers LIST       destinations (send) or senders (scale), e.g. 1,100,1000,10000 (the default)
   --clients LIST     pingpong: client counts, e.g. 1,100,500 (the default)
   --pingpong-ms T    pingpong: how long each row runs per client count and round (default 1000)
-  --syscalls on|off  pingpong: one more run per row at the middle client count under strace -c -f, for
-                     system calls per echo (default on; skipped, and said so, where strace is missing)
+  --syscalls on|off  pingpong: one more run per row at the first and the middle client counts with the
+                     server's system calls counted (perf stat, else strace -c -f) (default on; said so where
+                     neither can count)
   --sources K        source ports the sender spreads a shard fill over (default 1024)
   --tick-frames F    frames of the tick scenario (default 20; 0 = skip it)
   --tick-clients K   client sockets in the tick scenario (default 4)

@@ -119,7 +119,10 @@ namespace WhereAllocation.Samples.DatagramServer
             // System calls per echo: one more run per server at the middle client count, its process's calls counted (perf stat on the
             // kernel's syscall tracepoints, else strace -c -f, which slows the server several times over and so lets a batch find
             // more datagrams per call than it would: the tables say which counted).
+            // At the first client count (1 by default: nearly every receive waits) and at the middle one (the targets' count).
             int syscallClients = options.ClientCounts[options.ClientCounts.Count / 2];
+            var countedClients = new List<int> { options.ClientCounts[0] };
+            if (!countedClients.Contains(syscallClients)) countedClients.Add(syscallClients);
             string syscallNote;
             CallCounter? counter = options.CountSystemCalls ? FindCounter() : null;
             if (counter == null)
@@ -130,19 +133,22 @@ namespace WhereAllocation.Samples.DatagramServer
             else
             {
                 syscallNote = "system calls per echo: every call of the server's process, " + (counter.IsPerf ? "perf stat on raw_syscalls:sys_enter" : "strace -c -f (which slows the server: a batch then finds more per call)")
-                    + ", " + syscallClients + " clients, one run of " + SyscallMillis(options) + " ms";
-                foreach (string name in names)
+                    + ", at " + string.Join(" and ", countedClients) + " clients, one run of " + SyscallMillis(options) + " ms each";
+                foreach (int n in countedClients)
                 {
-                    Row row = rows[Key(name, syscallClients)];
-                    Run1 run = name == CEcho
-                        ? RunC(echo, client, syscallClients, options, serverCpu, clientCpu, counter, out Dictionary<string, long> calls)
-                        : RunLibrary(servers.First(s => s.Name == name), client, syscallClients, options, serverCpu, clientCpu, counter, out calls);
-                    long total = calls["total"];
-                    row.SyscallsPerEcho = run.ServerEchoes > 0 ? (double)total / run.ServerEchoes : double.NaN;
-                    row.SyscallDetail = string.Join(", ", calls.Where(c => c.Key != "total" && c.Value * 20 >= run.ServerEchoes)
-                        .OrderByDescending(c => c.Value).Select(c => c.Key + " " + ((double)c.Value / run.ServerEchoes).ToString("F2", CultureInfo.InvariantCulture)));
-                    row.CountLost += run.Lost + run.Wrong;
-                    Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "syscalls, {0} clients, {1,-22} {2:F2} per echo ({3})", syscallClients, name, row.SyscallsPerEcho, row.SyscallDetail));
+                    foreach (string name in names)
+                    {
+                        Row row = rows[Key(name, n)];
+                        Run1 run = name == CEcho
+                            ? RunC(echo, client, n, options, serverCpu, clientCpu, counter, out Dictionary<string, long> calls)
+                            : RunLibrary(servers.First(s => s.Name == name), client, n, options, serverCpu, clientCpu, counter, out calls);
+                        long total = calls["total"];
+                        row.SyscallsPerEcho = run.ServerEchoes > 0 ? (double)total / run.ServerEchoes : double.NaN;
+                        row.SyscallDetail = string.Join(", ", calls.Where(c => c.Key != "total" && c.Value * 20 >= run.ServerEchoes)
+                            .OrderByDescending(c => c.Value).Select(c => c.Key + " " + ((double)c.Value / run.ServerEchoes).ToString("F2", CultureInfo.InvariantCulture)));
+                        row.CountLost += run.Lost + run.Wrong;
+                        Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "syscalls, {0} clients, {1,-22} {2:F2} per echo ({3})", n, name, row.SyscallsPerEcho, row.SyscallDetail));
+                    }
                 }
             }
 
@@ -152,7 +158,7 @@ namespace WhereAllocation.Samples.DatagramServer
             Directory.CreateDirectory(output);
             File.WriteAllText(Path.Combine(output, "pingpong.md"), markdown);
             File.WriteAllText(Path.Combine(output, "pingpong.csv"), Csv(rows, names, options));
-            string summary = SummaryLine(rows, options, runtime, syscallClients);
+            string summary = SummaryLine(rows, options, runtime, syscallClients, countedClients);
             File.WriteAllText(Path.Combine(output, "pingpong-summary.txt"), summary + "\n");
             Console.WriteLine();
             Console.WriteLine(markdown);
@@ -494,13 +500,18 @@ namespace WhereAllocation.Samples.DatagramServer
         }
 
         /// <summary>One line with the ratios the targets name: syscalls against the runtime's, echoes/s against the runtime's, latency against C's, the awaits against the blocking loop.</summary>
-        private static string SummaryLine(Dictionary<string, Row> rows, Options options, string runtime, int syscallClients)
+        private static string SummaryLine(Dictionary<string, Row> rows, Options options, string runtime, int syscallClients, List<int> countedClients)
         {
             var line = new StringBuilder("pingpong, ").Append(runtime).Append(": ");
             Row? Get(string name, int n) => rows.TryGetValue(Key(name, n), out Row? r) ? r : null;
-            Row? lib = Get("library", syscallClients), rt = Get("runtime", syscallClients);
-            if (lib != null && rt != null && !double.IsNaN(lib.SyscallsPerEcho))
-                line.Append(string.Format(CultureInfo.InvariantCulture, "syscalls/echo {0:F2} vs runtime's {1:F2} at {2} clients (target <=); ", lib.SyscallsPerEcho, rt.SyscallsPerEcho, syscallClients));
+            var calls = new List<string>();
+            foreach (int n in countedClients)
+            {
+                Row? lib = Get("library", n), rt = Get("runtime", n);
+                if (lib != null && rt != null && !double.IsNaN(lib.SyscallsPerEcho))
+                    calls.Add(string.Format(CultureInfo.InvariantCulture, "{0:F2} vs runtime's {1:F2} at {2}", lib.SyscallsPerEcho, rt.SyscallsPerEcho, n));
+            }
+            if (calls.Count > 0) line.Append("one-call syscalls/echo ").Append(string.Join(", ", calls)).Append(" clients (target <=); ");
             var rates = new List<string>();
             foreach (int n in options.ClientCounts)
             {
