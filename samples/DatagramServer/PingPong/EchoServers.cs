@@ -63,8 +63,8 @@ namespace WhereAllocation.Samples.DatagramServer
         /// <summary>Null when this runtime can run it, else why not.</summary>
         public virtual string? Unavailable => null;
 
-        /// <summary>Serves on <paramref name="socket"/> (blocking, bound) until STOP.</summary>
-        public abstract void Serve(Socket socket, byte[] buffer, EchoMeter meter);
+        /// <summary>Serves on <paramref name="socket"/> (blocking, bound) until STOP, on the calling thread (pinned to <paramref name="cpu"/>, -1: not pinned) or the threads it moves to.</summary>
+        public abstract void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu);
 
         /// <summary>The C# servers this build can run, in the order of the tables.</summary>
         public static List<EchoServer> All() => new List<EchoServer>
@@ -82,7 +82,7 @@ namespace WhereAllocation.Samples.DatagramServer
             public LibraryOneCall()
                 : base("library", "socket.ReceiveFrom_NonAlloc(buffer, 0, n, None, from), socket.SendTo_NonAlloc(buffer, 0, length, None, from); blocking socket, reused buffer and IPEndPointNonAlloc") { }
 
-            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter)
+            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu)
             {
                 var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
                 while (true)
@@ -102,7 +102,7 @@ namespace WhereAllocation.Samples.DatagramServer
             public LibraryBatchServer()
                 : base("library-batch", "DatagramBatch(64).Receive(socket, -1), every datagram added to a second batch with its sender (TryAdd), batch.Send(socket)") { }
 
-            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter)
+            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu)
             {
                 using var received = new DatagramBatch(64, 2048);
                 using var replies = new DatagramBatch(64, 2048);
@@ -136,21 +136,31 @@ namespace WhereAllocation.Samples.DatagramServer
             public LibraryAwaitServer()
                 : base("library-async", "await AsyncDatagramSocket.ReceiveFromAsync(buffer, token), await SendToAsync(buffer[..length], datagram.RemoteEndPoint, token); IoThread continuations") { }
 
-            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter) => Loop(socket, buffer, meter).GetAwaiter().GetResult();
+            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu) => Loop(socket, buffer, meter, cpu).GetAwaiter().GetResult();
 
-            private static async Task Loop(Socket socket, byte[] buffer, EchoMeter meter)
+            private static async Task Loop(Socket socket, byte[] buffer, EchoMeter meter, int cpu)
             {
                 using var stopping = new CancellationTokenSource();
                 CancellationToken token = stopping.Token;
                 using var server = new AsyncDatagramSocket(socket, DatagramContinuations.IoThread);
+                int caller = Environment.CurrentManagedThreadId;
+                ulong ioThreadCpus = 0;
                 while (true)
                 {
                     ReceivedDatagram datagram = await server.ReceiveFromAsync(buffer, token);
+                    if (ioThreadCpus == 0 && cpu >= 0 && Environment.CurrentManagedThreadId != caller)
+                    {
+                        // The loop now runs on the library's I/O thread, which runs wherever the scheduler puts it (it was
+                        // seen on the clients' CPU): on the server's CPU for the run, as every other server, and back after.
+                        ioThreadCpus = Linux.CurrentAffinity();
+                        Linux.PinCurrentThread(cpu);
+                    }
                     if (datagram.Length == 4) break;
                     await server.SendToAsync(new ReadOnlyMemory<byte>(buffer, 0, datagram.Length), datagram.RemoteEndPoint, token);
                     meter.Echoed();
                 }
                 meter.Stop(); // on the I/O thread, where the loop ran from its first wait on
+                if (ioThreadCpus != 0) Linux.SetCurrentAffinity(ioThreadCpus);
             }
         }
 
@@ -160,7 +170,7 @@ namespace WhereAllocation.Samples.DatagramServer
             public RuntimeEndPointServer()
                 : base("runtime", "socket.ReceiveFrom(buffer, ref EndPoint), socket.SendTo(buffer, 0, length, None, EndPoint); blocking socket, reused buffer") { }
 
-            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter)
+            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu)
             {
                 EndPoint from = new IPEndPoint(IPAddress.Any, 0);
                 while (true)
@@ -181,7 +191,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 : base("runtime-socketaddress", ".NET 8+: socket.ReceiveFrom(span, None, SocketAddress), socket.SendTo(span[..length], None, SocketAddress); reused buffer and SocketAddress") { }
 
 #if NET8_0_OR_GREATER
-            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter)
+            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu)
             {
                 var from = new SocketAddress(AddressFamily.InterNetwork);
                 while (true)
@@ -196,7 +206,7 @@ namespace WhereAllocation.Samples.DatagramServer
 #else
             public override string? Unavailable => "the SocketAddress overloads are .NET 8+ only";
 
-            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter) => throw new PlatformNotSupportedException(Unavailable);
+            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu) => throw new PlatformNotSupportedException(Unavailable);
 #endif
         }
     }

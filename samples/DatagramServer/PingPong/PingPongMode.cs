@@ -185,7 +185,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 try
                 {
                     if (serverCpu >= 0) Linux.PinCurrentThread(serverCpu);
-                    server.Serve(socket, new byte[options.BufferSize], meter);
+                    server.Serve(socket, new byte[options.BufferSize], meter, serverCpu);
                 }
                 catch (Exception e)
                 {
