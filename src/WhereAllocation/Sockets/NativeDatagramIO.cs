@@ -10,8 +10,9 @@ namespace WhereAllocation
     /// <see cref="DatagramPath.Native"/>: one datagram per system call, straight to the OS on the socket's
     /// descriptor, through the OS's own calls (<see cref="OsSocketCalls.Current"/>, chosen once). This class
     /// is the same on every OS: it holds a reference on the socket's handle for the length of a call (so a
-    /// concurrent Dispose cannot close the descriptor, or let the OS reuse its number, under it), waits in
-    /// short slices when the caller may block, and turns the OS's answer into a datagram, a sender and errors.
+    /// concurrent Dispose cannot close the descriptor, or let the OS reuse its number, under it), waits when the
+    /// caller may block (in the kernel where that is safe, see <see cref="ReceiveWaitsInKernel"/>; else in short
+    /// slices), and turns the OS's answer into a datagram, a sender and errors.
     /// The sender's sockaddr lands in a stack buffer; the payload is pinned with <c>fixed</c>. Nothing is
     /// allocated unless an exception is thrown.
     /// </summary>
