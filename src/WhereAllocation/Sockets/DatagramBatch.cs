@@ -567,7 +567,7 @@ namespace WhereAllocation
                 // first call waits for the first datagram and takes every one queued with it, one call per batch. A limit is this
                 // call's own, not the socket's SO_RCVTIMEO, so a wait with one polls.
                 bool inKernel = timeoutMilliseconds == Timeout.Infinite && _mode == DatagramBatchMode.MultiMessage && !_coalescedReceive
-                    && NativeDatagramIO.ReceiveWaitsInKernel;
+                    && NativeDatagramIO.ReceiveWaitsInKernel && NativeDatagramIO.OwnsDescriptor(handle);
                 if (inKernel)
                 {
                     SocketHandles.EnterWait(); // see below

@@ -74,6 +74,55 @@ namespace WhereAllocation
             set => s_receiveWaitsInKernel = value && s_os.HasWaitingReceive;
         }
 
+        // CoreCLR's Dispose shuts the descriptor down only when the handle owns it (SafeSocketHandle.OwnsHandle, internal): a
+        // Socket made over SafeSocketHandle(fd, ownsHandle: false) would leave a kernel wait waiting. Null where not found: no
+        // handle counts as owning, and every wait polls in slices.
+        private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = s_receiveWaitsInKernel ? OwnershipGetter() : null;
+
+        // The last handle this thread found owning its descriptor: a server asks about the same socket datagram after datagram.
+        [ThreadStatic] private static SafeHandle? t_owningHandle;
+
+        /// <summary>True when <paramref name="handle"/> owns its descriptor, so that the runtime's Dispose wakes a kernel wait on it.</summary>
+        internal static bool OwnsDescriptor(SafeHandle handle)
+        {
+            if (ReferenceEquals(handle, t_owningHandle)) return true;
+            Func<SafeHandle, bool>? owns = s_ownsDescriptor;
+            if (owns == null || !owns(handle)) return false;
+            t_owningHandle = handle;
+            return true;
+        }
+
+#if NET8_0_OR_GREATER
+        [System.Diagnostics.CodeAnalysis.DynamicDependency("get_OwnsHandle", typeof(SafeSocketHandle))]
+#endif
+        private static Func<SafeHandle, bool>? OwnershipGetter()
+        {
+            const System.Reflection.BindingFlags Instance = System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public;
+            try
+            {
+#if NET8_0_OR_GREATER
+                System.Reflection.MethodInfo? getter = typeof(SafeSocketHandle).GetProperty("OwnsHandle", Instance)?.GetGetMethod(true);
+                return getter != null && getter.ReturnType == typeof(bool) ? TypedGetter<SafeSocketHandle>(getter) : null;
+#else
+                Type? handleType = typeof(Socket).Assembly.GetType("System.Net.Sockets.SafeSocketHandle");
+                System.Reflection.MethodInfo? getter = handleType?.GetProperty("OwnsHandle", Instance)?.GetGetMethod(true);
+                if (handleType == null || getter == null || getter.ReturnType != typeof(bool)) return null;
+                return (Func<SafeHandle, bool>?)typeof(NativeDatagramIO).GetMethod(nameof(TypedGetter), System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic)!
+                    .MakeGenericMethod(handleType).Invoke(null, new object[] { getter });
+#endif
+            }
+            catch (Exception)
+            {
+                return null;
+            }
+        }
+
+        private static Func<SafeHandle, bool> TypedGetter<T>(System.Reflection.MethodInfo getter) where T : SafeHandle
+        {
+            var typed = (Func<T, bool>)Delegate.CreateDelegate(typeof(Func<T, bool>), getter);
+            return handle => handle is T socketHandle && typed(socketHandle);
+        }
+
         /// <summary>True when this runtime's Socket.Dispose unblocks calls that hold the socket's handle (CoreCLR: SafeSocketHandle.TryUnblockSocket).</summary>
         private static bool RuntimeWakesHeldReceives()
         {
@@ -170,7 +219,7 @@ namespace WhereAllocation
             bool polled = false;    // a wait said readable before this receive
             bool counted = false;
             // A socket in blocking mode whose receive may wait: the kernel waits (see ReceiveWaitsInKernel), one call per datagram.
-            bool inKernel = wait && s_receiveWaitsInKernel && socket.Blocking;
+            bool inKernel = wait && s_receiveWaitsInKernel && socket.Blocking && OwnsDescriptor(handle);
             try
             {
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket

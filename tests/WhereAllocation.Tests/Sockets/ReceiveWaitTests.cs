@@ -48,6 +48,29 @@ namespace WhereAllocation.Tests
             Assert.Equal(linux, NativeDatagramIO.ReceiveWaitsInKernel); // never where the OS has no such receive
         }
 
+#if !MONO_RUNNER // netstandard2.1, the Mono suite's target, has no SafeSocketHandle: no Socket over a non-owning handle is made there
+        /// <summary>
+        /// A Socket over a handle that does not own its descriptor: CoreCLR's Dispose does not shut such a descriptor down (the
+        /// runtime's own receive waiting on it goes on waiting), so the library waits in slices there and still ends in
+        /// ObjectDisposedException. The handles of ordinary sockets are told apart from it (where the kernel waits at all).
+        /// </summary>
+        [Fact]
+        public void ASocketOverANonOwningHandleStillEndsWithObjectDisposed()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            using var pair = new Loopback(Family.IPv4, 0);
+            var wrapper = new Socket(new SafeSocketHandle(pair.Server.Handle, ownsHandle: false));
+            if (NativeDatagramIO.ReceiveWaitsInKernel)
+            {
+                Assert.True(NativeDatagramIO.OwnsDescriptor(SocketHandles.Get(pair.Server)), "an ordinary socket's handle was not seen owning its descriptor");
+                Assert.False(NativeDatagramIO.OwnsDescriptor(SocketHandles.Get(wrapper)), "a non-owning handle was seen owning its descriptor");
+            }
+            DisposeDuringWait.AssertEndsWithObjectDisposed(
+                () => wrapper.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
+                () => wrapper.Dispose());
+        }
+#endif
+
         [Theory]
         [MemberData(nameof(Shapes))]
         public void AWaitingReceiveGetsTheDatagramThatComesLater(bool inKernel)
