@@ -20,7 +20,7 @@ namespace WhereAllocation.Samples.DatagramServer
     {
         private const string CEcho = "c-echo";
 
-        internal sealed class Run1
+        internal sealed class EchoRun
         {
             public long Echoes;          // round trips the clients completed within the run's time
             public double Seconds;
@@ -38,7 +38,7 @@ namespace WhereAllocation.Samples.DatagramServer
             public string Name = "";
             public string Description = "";
             public int Clients;
-            public readonly List<Run1> Runs = new List<Run1>();
+            public readonly List<EchoRun> Runs = new List<EchoRun>();
             public double SyscallsPerEcho = double.NaN;
             public string SyscallDetail = "";
             public double Rate => Median(Runs.Select(r => r.Rate));
@@ -106,7 +106,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 {
                     foreach (string name in names)
                     {
-                        Run1 run = name == CEcho
+                        EchoRun run = name == CEcho
                             ? RunC(echo, client, n, options, serverCpu, clientCpu, null, out _)
                             : RunLibrary(servers.First(s => s.Name == name), client, n, options, serverCpu, clientCpu, null, out _);
                         rows[Key(name, n)].Runs.Add(run);
@@ -139,7 +139,7 @@ namespace WhereAllocation.Samples.DatagramServer
                     foreach (string name in names)
                     {
                         Row row = rows[Key(name, n)];
-                        Run1 run = name == CEcho
+                        EchoRun run = name == CEcho
                             ? RunC(echo, client, n, options, serverCpu, clientCpu, counter, out Dictionary<string, long> calls)
                             : RunLibrary(servers.First(s => s.Name == name), client, n, options, serverCpu, clientCpu, counter, out calls);
                         long total = calls["total"];
@@ -172,7 +172,7 @@ namespace WhereAllocation.Samples.DatagramServer
         private static string Key(string name, int clients) => name + "@" + clients.ToString(CultureInfo.InvariantCulture);
 
         /// <summary>One run of a C# server on a thread of this process (pinned to <paramref name="serverCpu"/>), against wa-pingpong.</summary>
-        private static Run1 RunLibrary(EchoServer server, string client, int clients, Options options, int serverCpu, int clientCpu, CallCounter? counter, out Dictionary<string, long> calls)
+        private static EchoRun RunLibrary(EchoServer server, string client, int clients, Options options, int serverCpu, int clientCpu, CallCounter? counter, out Dictionary<string, long> calls)
         {
             using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -201,7 +201,7 @@ namespace WhereAllocation.Samples.DatagramServer
                 throw new InvalidOperationException("pingpong: " + server.Name + " did not stop");
             }
             if (failure != null) throw new InvalidOperationException("pingpong: " + server.Name + " failed: " + failure.Message, failure);
-            Run1 run = FromClients(result);
+            EchoRun run = FromClients(result);
             run.ServerEchoes = meter.Echoes;
             run.CpuNsPerEcho = meter.CountedEchoes > 0 ? (double)meter.CpuNs / meter.CountedEchoes : double.NaN;
             run.BytesPerEcho = meter.CountedEchoes > 0 ? (double)meter.Bytes / meter.CountedEchoes : double.NaN;
@@ -209,7 +209,7 @@ namespace WhereAllocation.Samples.DatagramServer
         }
 
         /// <summary>One run of bench/native's wa-echo (pinned to <paramref name="serverCpu"/>) against wa-pingpong.</summary>
-        private static Run1 RunC(string echo, string client, int clients, Options options, int serverCpu, int clientCpu, CallCounter? counter, out Dictionary<string, long> calls)
+        private static EchoRun RunC(string echo, string client, int clients, Options options, int serverCpu, int clientCpu, CallCounter? counter, out Dictionary<string, long> calls)
         {
             string ready = System.IO.Path.Combine(System.IO.Path.GetTempPath(), "wa-echo-" + Guid.NewGuid().ToString("N") + ".port");
             Process server = NativeTools.StartProgram(echo, "--ready-file", ready, "--cpu", serverCpu.ToString(CultureInfo.InvariantCulture),
@@ -233,7 +233,7 @@ namespace WhereAllocation.Samples.DatagramServer
             NativeTools.ProcessOutput output = NativeTools.FinishProgram(server, TimeSpan.FromSeconds(10), "wa-echo");
             if (output.ExitCode != 0) throw new InvalidOperationException("wa-echo failed (exit " + output.ExitCode + "): " + output.StandardError.Trim());
             Dictionary<string, string> served = NativeTools.ResultLine(output.StandardOutput, "wa-echo");
-            Run1 run = FromClients(result);
+            EchoRun run = FromClients(result);
             run.ServerEchoes = NativeTools.Long(served, "echoes");
             run.CpuNsPerEcho = run.ServerEchoes > 0 ? (double)NativeTools.Long(served, "cpu_ns") / run.ServerEchoes : double.NaN;
             run.BytesPerEcho = double.NaN;
@@ -268,9 +268,9 @@ namespace WhereAllocation.Samples.DatagramServer
             return NativeTools.ResultLine(output.StandardOutput, "wa-pingpong");
         }
 
-        private static Run1 FromClients(Dictionary<string, string> result)
+        private static EchoRun FromClients(Dictionary<string, string> result)
         {
-            return new Run1
+            return new EchoRun
             {
                 Echoes = NativeTools.Long(result, "echoes"),
                 Seconds = NativeTools.Long(result, "millis") / 1000.0,
