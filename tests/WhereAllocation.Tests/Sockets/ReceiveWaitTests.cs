@@ -25,15 +25,19 @@ namespace WhereAllocation.Tests
         }
 
         /// <summary>
-        /// The shapes this process runs: slices everywhere (the fallback of every wait), the kernel's where it is the default.
-        /// Not the kernel's on Mono, whose Dispose would leave such a receive waiting for a datagram (forced there, the Dispose
-        /// tests below fail: the call does not return).
+        /// Sets the shape a test runs in: slices everywhere (the fallback of every wait), the kernel's where it is the default.
+        /// Where it is not (Mono, whose Dispose would leave such a receive waiting for a datagram: forced there, the Dispose
+        /// tests below fail, the call does not return; macOS; Windows) a test of the kernel's shape checks just that and ends.
         /// </summary>
-        public static TheoryData<bool> Shapes()
+        private bool Use(bool inKernel)
         {
-            var shapes = new TheoryData<bool> { false };
-            if (NativeDatagramIO.ReceiveWaitsInKernel) shapes.Add(true);
-            return shapes;
+            if (inKernel && !_defaultShape)
+            {
+                Assert.False(NativeDatagramIO.ReceiveWaitsInKernel, "the kernel's wait is not this runtime's default, yet it is in use");
+                return false;
+            }
+            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            return true;
         }
 
         [Fact]
@@ -72,12 +76,13 @@ namespace WhereAllocation.Tests
 #endif
 
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void AWaitingReceiveGetsTheDatagramThatComesLater(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
             using var calls = CountedReceives.Install();
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             using var pair = new Loopback(Family.IPv4);
             var buffer = new byte[1500];
             var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
@@ -101,7 +106,8 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void AQueuedDatagramTakesOneCallInEitherShape(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
@@ -109,20 +115,21 @@ namespace WhereAllocation.Tests
             pair.Client.SendTo(new byte[] { 7, 7, 7 }, pair.ServerTarget);
             Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead), "the datagram did not arrive");
             using var calls = CountedReceives.Install();
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
             Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, from));
             Assert.Equal(inKernel ? "waiting 1, non-waiting 0, polls 0, timeout reads 0" : "waiting 0, non-waiting 1, polls 0, timeout reads 0", calls.Counts);
         }
 
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void TheReceiveTimeoutEndsTheWaitWithTimedOut(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
             using var pair = new Loopback(Family.IPv4, 200);
             using var calls = CountedReceives.Install();
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             var error = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)));
             Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);
             // In the kernel: its one receive, ended by the socket's timeout, which is then read to tell that from a descriptor
@@ -134,11 +141,12 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void DisposeDuringTheWaitEndsItWithObjectDisposed(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             using var pair = new Loopback(Family.IPv4, 0);
             DisposeDuringWait.AssertEndsWithObjectDisposed(
                 () => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
@@ -146,11 +154,12 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void AReceiveOnlyShutdownEndsTheWaitAtOnce(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             using var pair = new Loopback(Family.IPv4, 0);
             pair.Server.Connect(pair.ClientEndPoint); // the runtime's Shutdown refuses an unconnected socket
             Exception? caught = null;
@@ -182,11 +191,12 @@ namespace WhereAllocation.Tests
         /// good): the kernel's receive answers at once there, and the wait goes on in slices, still getting the datagram that comes later.
         /// </summary>
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void ADescriptorLeftNonBlockingStillWaits(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             using var pair = new Loopback(Family.IPv4, 2000);
             Task<SocketReceiveFromResult> first = pair.Server.ReceiveFromAsync(new ArraySegment<byte>(new byte[64]), SocketFlags.None, new IPEndPoint(IPAddress.Any, 0));
             pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
@@ -206,14 +216,15 @@ namespace WhereAllocation.Tests
         // ----- the batch's wait without a limit (recvmmsg mode) -----
 
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void ABatchWaitingWithoutALimitGetsTheDatagramThatComesLater(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native) || !DatagramBatch.IsModeAvailable(DatagramBatchMode.MultiMessage)) return;
             using var pair = new Loopback(Family.IPv4, 0);
             using var batch = new DatagramBatch(8, 1500, DatagramBatchMode.MultiMessage);
             using var calls = CountedReceives.Install();
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             using (SendLater(pair, new byte[] { 1, 2, 3 }))
                 Assert.Equal(1, batch.Receive(pair.Server, Timeout.Infinite));
             Assert.Equal(3, batch.GetDatagram(0, out EndPointKey sender).Length);
@@ -228,11 +239,12 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void ABatchWaitingWithoutALimitEndsWithObjectDisposed(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native) || !DatagramBatch.IsModeAvailable(DatagramBatchMode.MultiMessage)) return;
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             using var pair = new Loopback(Family.IPv4, 0);
             using var batch = new DatagramBatch(8, 1500, DatagramBatchMode.MultiMessage);
             DisposeDuringWait.AssertEndsWithObjectDisposed(() => batch.Receive(pair.Server, Timeout.Infinite), () => pair.Server.Dispose());
@@ -240,11 +252,12 @@ namespace WhereAllocation.Tests
 
         /// <summary>A shutdown ends the batch's wait with Shutdown; the same batch then receives on another socket with each sender named.</summary>
         [Theory]
-        [MemberData(nameof(Shapes))]
+        [InlineData(false)]
+        [InlineData(true)]
         public void ABatchWaitEndedByAShutdownLeavesTheBatchWhole(bool inKernel)
         {
             if (!Paths.TryForce(DatagramPath.Native) || !DatagramBatch.IsModeAvailable(DatagramBatchMode.MultiMessage)) return;
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!Use(inKernel)) return;
             using var batch = new DatagramBatch(8, 1500, DatagramBatchMode.MultiMessage);
             using (var pair = new Loopback(Family.IPv4, 0))
             {
