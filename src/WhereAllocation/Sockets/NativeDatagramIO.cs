@@ -79,16 +79,18 @@ namespace WhereAllocation
         // handle counts as owning, and every wait polls in slices.
         private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = s_receiveWaitsInKernel ? OwnershipGetter() : null;
 
-        // The last handle this thread found owning its descriptor: a server asks about the same socket datagram after datagram.
-        [ThreadStatic] private static SafeHandle? t_owningHandle;
+        // The last handle found owning its descriptor: a server asks about the same socket datagram after datagram. One field for
+        // every thread (a thread-static's storage is allocated on each thread's first use): threads on other sockets only make
+        // each other ask the handle again, which gives the same answer.
+        private static SafeHandle? s_owningHandle;
 
         /// <summary>True when <paramref name="handle"/> owns its descriptor, so that the runtime's Dispose wakes a kernel wait on it.</summary>
         internal static bool OwnsDescriptor(SafeHandle handle)
         {
-            if (ReferenceEquals(handle, t_owningHandle)) return true;
+            if (ReferenceEquals(handle, s_owningHandle)) return true;
             Func<SafeHandle, bool>? owns = s_ownsDescriptor;
             if (owns == null || !owns(handle)) return false;
-            t_owningHandle = handle;
+            s_owningHandle = handle;
             return true;
         }
 
@@ -164,16 +166,27 @@ namespace WhereAllocation
             bool retry = false;
             SafeHandle handle = SocketHandles.Get(socket);
             bool added = false;
+            // A receive that may wait in the kernel (see ReceiveWaitsInKernel) makes that one call here; when it ends without a
+            // datagram, the general path goes on from the moment it began.
+            long kernelWaitStart = 0;
             fixed (byte* start = array)
             {
-                // A receive that waits in the kernel takes the general path from the start: its first call may wait.
-                if (s_receiveWaitsInKernel && socket.Blocking) return Receive(socket, start + offset, size, flags, true, into, out _);
                 try
                 {
                     handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
                     SocketHandles.ThrowIfDisposedWhileHeld(socket);
                     IntPtr raw = handle.DangerousGetHandle();
-                    received = s_os.Receive(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                    if (s_receiveWaitsInKernel && socket.Blocking && OwnsDescriptor(handle))
+                    {
+                        // Not counted as a library wait (SocketHandles.EnterWait): the kernel waits only on CoreCLR, whose handle
+                        // refuses new references once its Socket is disposed.
+                        kernelWaitStart = Stopwatch.GetTimestamp();
+                        received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                    }
+                    else
+                    {
+                        received = s_os.Receive(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                    }
                     if (received < 0) retry = error == SocketError.WouldBlock || error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error);
                     else if (received == 0 && addressLength == 0) received = ShutDown(out error);
                 }
@@ -181,8 +194,13 @@ namespace WhereAllocation
                 {
                     if (added) handle.DangerousRelease();
                 }
-                // Nothing queued: the general path waits at once, without asking again what was just answered.
-                if (retry) return Receive(socket, start + offset, size, flags, true, into, out _, error == SocketError.WouldBlock);
+                // Nothing queued: the general path waits at once, without asking again what was just answered (after a kernel
+                // wait, from when it began). An interruption or a report to skip: it receives again.
+                if (retry)
+                {
+                    bool nothing = error == SocketError.WouldBlock;
+                    return Receive(socket, start + offset, size, flags, true, into, out _, nothing && kernelWaitStart == 0, nothing ? kernelWaitStart : 0);
+                }
             }
             if (received < 0) throw Failure(socket, error);
             into.SetCurrentFromSockaddr(address, addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize, Format);
@@ -201,9 +219,10 @@ namespace WhereAllocation
         /// system call. With <paramref name="wait"/> false, returns <see cref="NothingQueued"/> at once when none is
         /// queued. With <paramref name="wait"/> true it waits (honouring the socket's receive timeout) when the
         /// socket is blocking, and throws WouldBlock when it is not, as the runtime does. <paramref name="nothingQueued"/>:
-        /// the caller's own receive just found nothing queued, so this one starts where that answer leads.
+        /// the caller's own receive just found nothing queued, so this one starts where that answer leads. <paramref name="kernelWaitStart"/>
+        /// (a Stopwatch timestamp, 0 for none): the caller's own kernel wait, begun then, just ended without a datagram.
         /// </summary>
-        private static long Receive(Socket socket, byte* payload, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender, bool nothingQueued = false)
+        private static long Receive(Socket socket, byte* payload, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender, bool nothingQueued = false, long kernelWaitStart = 0)
         {
             byte* address = stackalloc byte[SockaddrLayout.StorageSize];
             int addressLength;
@@ -220,6 +239,12 @@ namespace WhereAllocation
             bool counted = false;
             // A socket in blocking mode whose receive may wait: the kernel waits (see ReceiveWaitsInKernel), one call per datagram.
             bool inKernel = wait && s_receiveWaitsInKernel && socket.Blocking && OwnsDescriptor(handle);
+            if (kernelWaitStart != 0)
+            {
+                // The caller's kernel wait ended without a datagram: this call goes on from its end (the branch for that below).
+                inKernel = true;
+                nothingQueued = true;
+            }
             try
             {
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
@@ -227,7 +252,7 @@ namespace WhereAllocation
                 IntPtr raw = handle.DangerousGetHandle();
                 if (inKernel)
                 {
-                    waitStart = Stopwatch.GetTimestamp();
+                    waitStart = kernelWaitStart != 0 ? kernelWaitStart : Stopwatch.GetTimestamp();
                     started = true;
                     // Counted as waiting from here until the handle is released, not only while the kernel waits: a call on
                     // another thread after a Dispose then finds the socket disposed even while this one, woken, still holds the handle.
