@@ -20,28 +20,43 @@ namespace WhereAllocation.Samples.DatagramServer
         public long CountedEchoes;
         public long CpuNs;
         public long Bytes;
+        private long _startAt = WarmEchoes;
+        private long _startEchoes = -1;
+        private int _thread;
         private long _cpu0;
         private long _bytes0;
 
-        /// <summary>Counts one echo; at the <see cref="WarmEchoes"/>th, starts the CPU and bytes counts on the calling thread.</summary>
+        /// <summary>Counts one echo; at the echo set to start the counts (the <see cref="WarmEchoes"/>th at first), starts them on the calling thread.</summary>
         public void Echoed()
         {
-            if (++Echoes == WarmEchoes) Start();
+            if (++Echoes == _startAt) Start();
+        }
+
+        /// <summary>The loop moved to another thread (an await's continuation): the counts start again there, <paramref name="echoes"/> echoes from now.</summary>
+        public void StartAfter(long echoes)
+        {
+            _startAt = Echoes + echoes;
+            _startEchoes = -1;
         }
 
         private void Start()
         {
+            _thread = Environment.CurrentManagedThreadId;
+            _startEchoes = Echoes;
             _cpu0 = Linux.ThreadCpuNanoseconds();
             _bytes0 = GC.GetAllocatedBytesForCurrentThread();
         }
 
-        /// <summary>Ends the counts, on the thread that served (the STOP datagram came).</summary>
+        /// <summary>
+        /// Ends the counts (the STOP datagram came). On another thread than the one they started on (an await's loop that moved
+        /// at its last datagram) they are unknown: a thread's CPU time and bytes can only be read on that thread.
+        /// </summary>
         public void Stop()
         {
-            if (Echoes < WarmEchoes) return;
+            if (_startEchoes < 0 || Environment.CurrentManagedThreadId != _thread) return;
             Bytes = GC.GetAllocatedBytesForCurrentThread() - _bytes0;
             CpuNs = Linux.ThreadCpuNanoseconds() - _cpu0;
-            CountedEchoes = Echoes - WarmEchoes;
+            CountedEchoes = Echoes - _startEchoes;
         }
     }
 
@@ -143,24 +158,37 @@ namespace WhereAllocation.Samples.DatagramServer
                 using var stopping = new CancellationTokenSource();
                 CancellationToken token = stopping.Token;
                 using var server = new AsyncDatagramSocket(socket, DatagramContinuations.IoThread);
-                int caller = Environment.CurrentManagedThreadId;
+                int thread = Environment.CurrentManagedThreadId;
                 ulong ioThreadCpus = 0;
+                int pinned = -1;
                 while (true)
                 {
                     ReceivedDatagram datagram = await server.ReceiveFromAsync(buffer, token);
-                    if (ioThreadCpus == 0 && cpu >= 0 && Environment.CurrentManagedThreadId != caller)
+                    if (Environment.CurrentManagedThreadId != thread)
                     {
-                        // The loop now runs on the library's I/O thread, which runs wherever the scheduler puts it (it was
-                        // seen on the clients' CPU): on the server's CPU for the run, as every other server, and back after.
-                        ioThreadCpus = Linux.CurrentAffinity();
-                        Linux.PinCurrentThread(cpu);
+                        // The loop runs on the library's I/O thread from its first await that waited (those that find a datagram
+                        // queued go on where they are): the counts start there. That thread runs wherever the scheduler puts it
+                        // (it was seen on the clients' CPU): on the server's CPU for the run, as every other server, and back after.
+                        // Seen rarely: the loop moves again later; its counts then start again where it went (a thread's CPU
+                        // time and bytes can only be read on that thread), one echo later.
+                        thread = Environment.CurrentManagedThreadId;
+                        if (ioThreadCpus == 0)
+                        {
+                            meter.StartAfter(EchoMeter.WarmEchoes);
+                            ioThreadCpus = Linux.CurrentAffinity();
+                            if (cpu >= 0 && Linux.PinCurrentThread(cpu)) pinned = thread;
+                        }
+                        else
+                        {
+                            meter.StartAfter(1);
+                        }
                     }
                     if (datagram.Length == 4) break;
                     await server.SendToAsync(new ReadOnlyMemory<byte>(buffer, 0, datagram.Length), datagram.RemoteEndPoint, token);
                     meter.Echoed();
                 }
-                meter.Stop(); // on the I/O thread, where the loop ran from its first wait on
-                if (ioThreadCpus != 0) Linux.SetCurrentAffinity(ioThreadCpus);
+                meter.Stop(); // on the thread the counts started on
+                if (Environment.CurrentManagedThreadId == pinned) Linux.SetCurrentAffinity(ioThreadCpus);
             }
         }
 
