@@ -9,7 +9,7 @@ cc=${CC:-cc}
 flags="-std=gnu11 -O2 -Wall -Wextra -Werror ${EXTRA_CFLAGS:-}"
 
 mkdir -p "$out"
-for prog in wa-sender:wa_sender.c wa-recv:wa_recv.c wa-shards:wa_shards.c wa-vectors:wa_vectors.c wa-fanout:wa_fanout.c wa-burst:wa_burst.c; do
+for prog in wa-sender:wa_sender.c wa-recv:wa_recv.c wa-shards:wa_shards.c wa-vectors:wa_vectors.c wa-fanout:wa_fanout.c wa-burst:wa_burst.c wa-echo:wa_echo.c wa-pingpong:wa_pingpong.c; do
     name=${prog%%:*}
     src=${prog#*:}
     # shellcheck disable=SC2086  # flags is a word list on purpose

@@ -249,5 +249,44 @@ done
 # bad options are refused with exit 2
 timeout 10 "$bin/wa-burst" --burst 65 --count 10 >/dev/null 2>&1; [ $? = 2 ] && ok "burst-refuses-65" || bad "burst-refuses-65" "not exit 2"
 
+# wa-echo and wa-pingpong: every echo comes back and is checked by the client; wa-echo served exactly what the clients
+# sent; a server that never answers shows as every client's datagram lost
+start_server() {   # start_server NAME PROGRAM ARGS...: starts it with a ready file, sets recv_pid and port (empty on failure)
+    local name=$1 prog=$2; shift 2
+    local ready="$tmp/$name.ready"
+    timeout 60 "$bin/$prog" "$@" --ready-file "$ready" >"$tmp/$name.sout" 2>"$tmp/$name.serr" &
+    recv_pid=$!
+    local i=0
+    while [ ! -s "$ready" ] && [ $i -lt 100 ] && kill -0 "$recv_pid" 2>/dev/null; do
+        sleep 0.05; i=$((i + 1))
+    done
+    port=$(cat "$ready" 2>/dev/null)
+}
+for clients in 1 50; do
+    echo "== pingpong-$clients"
+    start_server "echo$clients" wa-echo --cpu "$RCPU" --rcvbuf "$RCVBUF"
+    line=$(timeout 60 "$bin/wa-pingpong" --port "${port:-1}" --clients "$clients" --millis 300 --cpu "$SCPU" 2>"$tmp/pingpong.err"); status=$?
+    wait "$recv_pid"; estatus=$?; recv_pid=""
+    served=$(cat "$tmp/echo$clients.sout")
+    if [ "$status" = 0 ] && [ "$estatus" = 0 ] && [ "$(key "$line" lost)" = 0 ] && [ "$(key "$line" wrong)" = 0 ] \
+        && [ "$(key "$line" echoes)" -gt 0 ] && [ "$(key "$served" echoes)" = "$(key "$line" sent)" ] && [ "$(key "$line" p50_ns)" -gt 0 ] \
+        && [ "$(key "$served" cpu_ns)" -gt 0 ]; then
+        ok "pingpong-$clients"
+    else
+        bad "pingpong-$clients" "exit $status/$estatus: $line / $served $(cat "$tmp/pingpong.err" "$tmp/echo$clients.serr")"
+    fi
+done
+echo "== pingpong-lost"
+start_server silent wa-recv --bind 127.0.0.1 --count 1000000 --idle-ms 1000 --max-seconds 10
+line=$(timeout 60 "$bin/wa-pingpong" --port "${port:-1}" --clients 10 --millis 200 --grace-ms 200 --no-stop 2>"$tmp/pingpong.err"); status=$?
+wait "$recv_pid" 2>/dev/null; recv_pid=""
+if [ "$status" = 0 ] && [ "$(key "$line" lost)" = 10 ] && [ "$(key "$line" echoes)" = 0 ]; then
+    ok "pingpong-lost"
+else
+    bad "pingpong-lost" "exit $status: $line $(cat "$tmp/pingpong.err")"
+fi
+timeout 10 "$bin/wa-pingpong" --port 1 --clients 0 >/dev/null 2>&1; [ $? = 2 ] && ok "pingpong-refuses-0-clients" || bad "pingpong-refuses-0-clients" "not exit 2"
+timeout 10 "$bin/wa-echo" --port 70000 >/dev/null 2>&1; [ $? = 2 ] && ok "echo-refuses-port-70000" || bad "echo-refuses-port-70000" "not exit 2"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -15,6 +15,8 @@ namespace WhereAllocation.Samples.DatagramServer
         Send,
         /// <summary>N distinct senders filling the queue, drained with a peer lookup per datagram (Scale/).</summary>
         Scale,
+        /// <summary>N clients with one datagram each in flight against one echo thread: receives that wait (PingPong/).</summary>
+        PingPong,
     }
 
     /// <summary>The command line. <see cref="Help"/> is what --help prints.</summary>
@@ -24,6 +26,7 @@ namespace WhereAllocation.Samples.DatagramServer
         public const long DefaultDrainCount = 60_000;
         public const int DefaultDrainRounds = 5;
         public const int DefaultSendScaleRounds = 9;
+        public const int DefaultPingPongRounds = 3;
 
         public long Count { get; private set; }
         public int Size { get; private set; } = 64;
@@ -49,6 +52,9 @@ namespace WhereAllocation.Samples.DatagramServer
         public int ShardFill { get; private set; } = 6000;
         public int Sources { get; private set; } = 1024;
         public List<int> PeerCounts { get; private set; } = new List<int> { 1, 100, 1000, 10000 };
+        public List<int> ClientCounts { get; private set; } = new List<int> { 1, 100, 500 };
+        public int PingPongMillis { get; private set; } = 1000;
+        public bool CountSystemCalls { get; private set; } = true;
         public string? NativeDirectory { get; private set; }
         public bool ShowHelp { get; private set; }
         public bool CheckFormat { get; private set; }
@@ -78,13 +84,19 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
                              wa-burst); writes send.md, send.csv and send-summary.txt
                      scale:  drain mode from --peers distinct senders, each datagram's sender looked up in a
                              PeerTable; writes scale.md, scale.csv and scale-summary.txt
+                     pingpong: --clients clients (bench/native's wa-pingpong on --sender-cpu), each with one
+                             datagram in flight, against one echo thread on --receiver-cpu: the library's
+                             one-call, batch and awaitable servers, the runtime's own calls and bench/native's
+                             wa-echo; echoes/s, CPU and system calls per echo, round-trip percentiles;
+                             writes pingpong.md, pingpong.csv and pingpong-summary.txt
   --rounds K         interleaved rounds: every method once per round, in the same order (method A, B, C,
                      ..., A, B, C, ...); the tables give each method's median and spread over the rounds
                      (default 5 in drain mode, 9 in send and scale mode, 1 in stream mode)
   --methods LIST     comma-separated rows to run (default: all this runtime can run):
                      alloc-baseline, managed-nonalloc, library, library-batch,
                      dotnet-socketaddress, raw-pinvoke and raw-recvmmsg (for scale: the least a
-                     C# receive can do on this runtime, one datagram or 64 per call), c-recvfrom, c-recvmmsg
+                     C# receive can do on this runtime, one datagram or 64 per call), c-recvfrom, c-recvmmsg;
+                     pingpong: library, library-batch, library-async, runtime, runtime-socketaddress, c-echo
   --out DIR          where results.csv, summary.csv, results.md, results.svg, details.csv, rounds.csv,
                      shards.csv and tick.csv go (default: results/<runtime label> under the current folder)
   --runtime-label L  the runtime column of the results (default: coreclr or mono, detected)
@@ -102,6 +114,11 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --shard-fills F    queue fills per shard count, receiver and round (default 4)
   --shard-fill N     datagrams per shard in one fill (default 6000; all shards' queues are filled at once)
   --peers LIST       destinations (send) or senders (scale), e.g. 1,100,1000,10000 (the default)
+  --clients LIST     pingpong: client counts, e.g. 1,100,500 (the default)
+  --pingpong-ms T    pingpong: how long each row runs per client count and round (default 1000)
+  --syscalls on|off  pingpong: one more run per row at the first and the middle client counts with the
+                     server's system calls counted (perf stat, else strace -c -f) (default on; said so where
+                     neither can count)
   --sources K        source ports the sender spreads a shard fill over (default 1024)
   --tick-frames F    frames of the tick scenario (default 20; 0 = skip it)
   --tick-clients K   client sockets in the tick scenario (default 4)
@@ -147,7 +164,8 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                         else if (value == "drain") o.Mode = RunMode.Drain;
                         else if (value == "send") o.Mode = RunMode.Send;
                         else if (value == "scale") o.Mode = RunMode.Scale;
-                        else throw new ArgumentException("--mode must be stream or drain");
+                        else if (value == "pingpong") o.Mode = RunMode.PingPong;
+                        else throw new ArgumentException("--mode must be drain, stream, send, scale or pingpong");
                         break;
                     case "--methods":
                         o.Methods = new List<string>();
@@ -173,6 +191,12 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                     case "--shard-fills": o.ShardFills = (int)Number(name, value, 1, 1000); break;
                     case "--shard-fill": o.ShardFill = (int)Number(name, value, 1, 1_000_000); break;
                     case "--peers": o.PeerCounts = PeerList(value); break;
+                    case "--clients": o.ClientCounts = ClientList(value); break;
+                    case "--pingpong-ms": o.PingPongMillis = (int)Number(name, value, 100, 600_000); break;
+                    case "--syscalls":
+                        if (value != "on" && value != "off") throw new ArgumentException("--syscalls must be on or off");
+                        o.CountSystemCalls = value == "on";
+                        break;
                     case "--sources": o.Sources = (int)Number(name, value, 1, 1024); break;
                     case "--tick-frames": o.TickFrames = (int)Number(name, value, 0, 1_000_000); break;
                     case "--tick-clients": o.TickClients = (int)Number(name, value, 1, 64); break;
@@ -187,7 +211,7 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
             if (!countGiven) o.Count = o.Mode == RunMode.Drain ? DefaultDrainCount : DefaultStreamCount;
             // Send and scale: rows of a few milliseconds each, whose rounds on a shared machine spread by a tenth or more; nine
             // rounds keep their medians steady and both runs under a minute per runtime on an idle 2-CPU machine.
-            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Stream ? 1 : o.Mode == RunMode.Send || o.Mode == RunMode.Scale ? DefaultSendScaleRounds : DefaultDrainRounds;
+            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Stream ? 1 : o.Mode == RunMode.PingPong ? DefaultPingPongRounds : o.Mode == RunMode.Send || o.Mode == RunMode.Scale ? DefaultSendScaleRounds : DefaultDrainRounds;
             if (o.BufferSize <= o.Size) throw new ArgumentException("--buffer must be larger than --size, so that a longer datagram shows up as cut");
             return o;
         }
@@ -205,6 +229,14 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
             var counts = new List<int>();
             foreach (string part in value.Split(new[] { ',' }, StringSplitOptions.RemoveEmptyEntries)) counts.Add((int)Number("--peers", part.Trim(), 1, 10000));
             if (counts.Count == 0) throw new ArgumentException("--peers needs at least one count");
+            return counts;
+        }
+
+        private static List<int> ClientList(string value)
+        {
+            var counts = new List<int>();
+            foreach (string part in value.Split(new[] { ',' }, StringSplitOptions.RemoveEmptyEntries)) counts.Add((int)Number("--clients", part.Trim(), 1, 4096));
+            if (counts.Count == 0) throw new ArgumentException("--clients needs at least one count");
             return counts;
         }
 

@@ -41,6 +41,7 @@ namespace WhereAllocation.Samples.DatagramServer
 
             if (options.Mode == RunMode.Send) return SendMode.Run(options);
             if (options.Mode == RunMode.Scale) return ScaleMode.Run(options);
+            if (options.Mode == RunMode.PingPong) return PingPongMode.Run(options);
 
             IReadOnlyList<ReceiverMethod> registry = MethodRegistry.All();
             var selected = new List<ReceiverMethod>();

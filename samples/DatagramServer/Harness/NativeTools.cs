@@ -202,6 +202,27 @@ namespace WhereAllocation.Samples.DatagramServer
         private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<Process, Captured> s_captured =
             new System.Runtime.CompilerServices.ConditionalWeakTable<Process, Captured>();
 
+        /// <summary>Starts a program with both its outputs read from the start; <see cref="FinishProgram"/> collects them.</summary>
+        public static Process StartProgram(string file, params string[] arguments) => Start(file, arguments);
+
+        /// <summary>Waits for a program started by <see cref="StartProgram"/>: its exit code and outputs (no exception for a failing exit).</summary>
+        public static ProcessOutput FinishProgram(Process process, TimeSpan timeout, string name)
+        {
+            if (!process.WaitForExit((int)timeout.TotalMilliseconds))
+            {
+                Abandon(process);
+                throw new TimeoutException(name + " did not finish within " + timeout.TotalSeconds + " s");
+            }
+            process.WaitForExit();
+            s_captured.TryGetValue(process, out Captured? captured);
+            var output = new ProcessOutput(process.ExitCode, captured?.Out?.Result ?? "", captured?.Err?.Result ?? "");
+            process.Dispose();
+            return output;
+        }
+
+        /// <summary>The key=value pairs of the last line a C program printed.</summary>
+        public static Dictionary<string, string> ResultLine(string stdout, string program) => ParseLine(stdout, program);
+
         private static Process Start(string file, string[] arguments)
         {
             var info = new ProcessStartInfo(file, Join(arguments))
@@ -260,7 +281,7 @@ namespace WhereAllocation.Samples.DatagramServer
             return string.Join(" ", parts);
         }
 
-        private readonly struct ProcessOutput
+        internal readonly struct ProcessOutput
         {
             public ProcessOutput(int exitCode, string standardOutput, string standardError)
             {

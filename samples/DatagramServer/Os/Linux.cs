@@ -14,6 +14,7 @@ namespace WhereAllocation.Samples.DatagramServer
         private const string Lib = "libc";
         private const int SolSocket = 1;
         private const int SoRcvbuf = 8;
+        private const int SigInt = 2;
         private const int SigCont = 18;
         private const int SigStop = 19;
 
@@ -121,6 +122,12 @@ namespace WhereAllocation.Samples.DatagramServer
         public static void Suspend(int pid)
         {
             if (Kill(pid, SigStop) != 0) throw new InvalidOperationException("kill(SIGSTOP) failed: errno " + Marshal.GetLastWin32Error());
+        }
+
+        /// <summary>Interrupts a process (SIGINT), as Ctrl+C would: strace then detaches and writes its counts.</summary>
+        public static void Interrupt(int pid)
+        {
+            if (Kill(pid, SigInt) != 0) throw new InvalidOperationException("kill(SIGINT) failed: errno " + Marshal.GetLastWin32Error());
         }
 
         /// <summary>Resumes a stopped process (SIGCONT).</summary>

@@ -563,16 +563,42 @@ namespace WhereAllocation
                 IntPtr raw = handle.DangerousGetHandle();
                 long start = timeoutMilliseconds > 0 ? Stopwatch.GetTimestamp() : 0;
                 bool waited = false;
+                // A wait without a limit, in recvmmsg mode, where the kernel can wait (NativeDatagramIO.ReceiveWaitsInKernel): the
+                // first call waits for the first datagram and takes every one queued with it, one call per batch. A limit is this
+                // call's own, not the socket's SO_RCVTIMEO, so a wait with one polls.
+                bool inKernel = timeoutMilliseconds == Timeout.Infinite && _mode == DatagramBatchMode.MultiMessage && !_coalescedReceive && !HasSpilled
+                    && NativeDatagramIO.ReceiveWaitsInKernel && NativeDatagramIO.OwnsDescriptor(handle);
+                if (inKernel)
+                {
+                    SocketHandles.EnterWait(); // see below
+                    counted = true;
+                }
                 while (true)
                 {
                     SocketError error;
                     int received = _coalescedReceive || HasSpilled ? ReceiveCoalesced(raw, out error)
-                        : _mode == DatagramBatchMode.MultiMessage ? NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error)
-                        : ReceiveSingleCallsNative(raw, out error);
+                        : _mode != DatagramBatchMode.MultiMessage ? ReceiveSingleCallsNative(raw, out error)
+                        : inKernel ? NativeDatagramIO.Os.ReceiveManyWaiting(raw, _messages, _capacity, out error)
+                        : NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error);
+                    if (inKernel && received > 0 && _messages[0].Length == 0 && _messages[0].Header.NameLength == 0)
+                    {
+                        // Not a datagram: the receiving side was shut down (by Shutdown, or by CoreCLR's Dispose waking this wait).
+                        // The kernel wrote the slot's room for a sender as 0: give it back for the next receive.
+                        _messages[0].Header.NameLength = SockaddrLayout.StorageSize;
+                        received = -1;
+                        error = SocketError.Shutdown;
+                    }
                     if (received > 0) return received;
                     if (error == SocketError.Interrupted) continue;
+                    if (inKernel)
+                    {
+                        // The kernel's wait ended without a datagram: the socket's own SO_RCVTIMEO passed, or its descriptor is in
+                        // non-blocking mode. The rest of this wait, which has no limit, goes on in slices.
+                        inKernel = false;
+                    }
                     // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and a wait would spin.
-                    if (error == SocketError.WouldBlock && NativeDatagramIO.Os.IsReceiveShutDown(raw)) error = SocketError.Shutdown;
+                    // Asked when a wait said readable, or when the call does not wait: a first wait on such a socket answers at once.
+                    if (error == SocketError.WouldBlock && (waited || timeoutMilliseconds == 0) && NativeDatagramIO.Os.IsReceiveShutDown(raw)) error = SocketError.Shutdown;
                     if (error != SocketError.WouldBlock) throw NativeDatagramIO.Failure(socket, error);
                     int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;

@@ -10,8 +10,9 @@ namespace WhereAllocation
     /// <see cref="DatagramPath.Native"/>: one datagram per system call, straight to the OS on the socket's
     /// descriptor, through the OS's own calls (<see cref="OsSocketCalls.Current"/>, chosen once). This class
     /// is the same on every OS: it holds a reference on the socket's handle for the length of a call (so a
-    /// concurrent Dispose cannot close the descriptor, or let the OS reuse its number, under it), waits in
-    /// short slices when the caller may block, and turns the OS's answer into a datagram, a sender and errors.
+    /// concurrent Dispose cannot close the descriptor, or let the OS reuse its number, under it), waits when the
+    /// caller may block (in the kernel where that is safe, see <see cref="ReceiveWaitsInKernel"/>; else in short
+    /// slices), and turns the OS's answer into a datagram, a sender and errors.
     /// The sender's sockaddr lands in a stack buffer; the payload is pinned with <c>fixed</c>. Nothing is
     /// allocated unless an exception is thrown.
     /// </summary>
@@ -47,7 +48,100 @@ namespace WhereAllocation
         internal static OsSocketCalls Os
         {
             get => s_os;
-            set => s_os = value ?? OsSocketCalls.Current;
+            set
+            {
+                s_os = value ?? OsSocketCalls.Current;
+                s_receiveWaitsInKernel = s_os.HasWaitingReceive && s_runtimeWakesHeldReceives;
+            }
+        }
+
+        // Whether a receive that may wait blocks in the kernel (see ReceiveWaitsInKernel). Not readonly: tests turn it off to run the sliced wait on CoreCLR.
+        private static readonly bool s_runtimeWakesHeldReceives = RuntimeWakesHeldReceives();
+        private static bool s_receiveWaitsInKernel = s_os.HasWaitingReceive && s_runtimeWakesHeldReceives;
+
+        /// <summary>
+        /// True when a receive that may wait, on a socket in blocking mode, waits in the kernel: one <c>recvfrom</c> that the
+        /// kernel ends when the datagram comes, the socket's own receive timeout passes, or the socket is shut down. That
+        /// needs an OS with such a receive (<see cref="OsSocketCalls.HasWaitingReceive"/>) and a runtime whose Dispose wakes a
+        /// receive blocked on a socket whose handle someone holds: CoreCLR's shuts the socket down again and again until the
+        /// last reference is released. Mono's and Unity's close the descriptor only when the last reference goes and wake
+        /// only their own calls, so there a wait polls in slices and asks between them whether the socket was disposed.
+        /// Tests may set it (true only where the OS has such a receive).
+        /// </summary>
+        internal static bool ReceiveWaitsInKernel
+        {
+            get => s_receiveWaitsInKernel;
+            set => s_receiveWaitsInKernel = value && s_os.HasWaitingReceive;
+        }
+
+        // CoreCLR's Dispose shuts the descriptor down only when the handle owns it (SafeSocketHandle.OwnsHandle, internal): a
+        // Socket made over SafeSocketHandle(fd, ownsHandle: false) would leave a kernel wait waiting. Null where not found: no
+        // handle counts as owning, and every wait polls in slices.
+        private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = s_receiveWaitsInKernel ? OwnershipGetter() : null;
+
+        // The last handle found owning its descriptor: a server asks about the same socket datagram after datagram. One field for
+        // every thread (a thread-static's storage is allocated on each thread's first use): threads on other sockets only make
+        // each other ask the handle again, which gives the same answer.
+        private static SafeHandle? s_owningHandle;
+
+        /// <summary>True when <paramref name="handle"/> owns its descriptor, so that the runtime's Dispose wakes a kernel wait on it.</summary>
+        internal static bool OwnsDescriptor(SafeHandle handle)
+        {
+            if (ReferenceEquals(handle, s_owningHandle)) return true;
+            Func<SafeHandle, bool>? owns = s_ownsDescriptor;
+            if (owns == null || !owns(handle)) return false;
+            s_owningHandle = handle;
+            return true;
+        }
+
+#if NET8_0_OR_GREATER
+        [System.Diagnostics.CodeAnalysis.DynamicDependency("get_OwnsHandle", typeof(SafeSocketHandle))]
+#endif
+        private static Func<SafeHandle, bool>? OwnershipGetter()
+        {
+            const System.Reflection.BindingFlags Instance = System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public;
+            try
+            {
+#if NET8_0_OR_GREATER
+                System.Reflection.MethodInfo? getter = typeof(SafeSocketHandle).GetProperty("OwnsHandle", Instance)?.GetGetMethod(true);
+                return getter != null && getter.ReturnType == typeof(bool) ? TypedGetter<SafeSocketHandle>(getter) : null;
+#else
+                Type? handleType = typeof(Socket).Assembly.GetType("System.Net.Sockets.SafeSocketHandle");
+                System.Reflection.MethodInfo? getter = handleType?.GetProperty("OwnsHandle", Instance)?.GetGetMethod(true);
+                if (handleType == null || getter == null || getter.ReturnType != typeof(bool)) return null;
+                return (Func<SafeHandle, bool>?)typeof(NativeDatagramIO).GetMethod(nameof(TypedGetter), System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic)!
+                    .MakeGenericMethod(handleType).Invoke(null, new object[] { getter });
+#endif
+            }
+            catch (Exception)
+            {
+                return null;
+            }
+        }
+
+        private static Func<SafeHandle, bool> TypedGetter<T>(System.Reflection.MethodInfo getter) where T : SafeHandle
+        {
+            var typed = (Func<T, bool>)Delegate.CreateDelegate(typeof(Func<T, bool>), getter);
+            return handle => handle is T socketHandle && typed(socketHandle);
+        }
+
+        /// <summary>True when this runtime's Socket.Dispose unblocks calls that hold the socket's handle (CoreCLR: SafeSocketHandle.TryUnblockSocket).</summary>
+        private static bool RuntimeWakesHeldReceives()
+        {
+#if NET8_0_OR_GREATER
+            return true;
+#else
+            try
+            {
+                // .NET Core 3.0 and later; absent from Mono's and Unity's class libraries.
+                Type? handleType = typeof(Socket).Assembly.GetType("System.Net.Sockets.SafeSocketHandle");
+                return handleType?.GetMethod("TryUnblockSocket", System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic) != null;
+            }
+            catch (Exception)
+            {
+                return false;
+            }
+#endif
         }
 
         /// <summary>What <see cref="Receive(Socket, Span{byte}, SocketFlags, bool, IPEndPointNonAlloc, out EndPointKey)"/> returns instead of a length when nothing was queued and the caller would not wait.</summary>
@@ -72,6 +166,9 @@ namespace WhereAllocation
             bool retry = false;
             SafeHandle handle = SocketHandles.Get(socket);
             bool added = false;
+            // A receive that may wait in the kernel (see ReceiveWaitsInKernel) makes that one call here; when it ends without a
+            // datagram, the general path goes on from the moment it began.
+            long kernelWaitStart = 0;
             fixed (byte* start = array)
             {
                 try
@@ -79,7 +176,17 @@ namespace WhereAllocation
                     handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
                     SocketHandles.ThrowIfDisposedWhileHeld(socket);
                     IntPtr raw = handle.DangerousGetHandle();
-                    received = s_os.Receive(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                    if (s_receiveWaitsInKernel && socket.Blocking && OwnsDescriptor(handle))
+                    {
+                        // Not counted as a library wait (SocketHandles.EnterWait): the kernel waits only on CoreCLR, whose handle
+                        // refuses new references once its Socket is disposed.
+                        kernelWaitStart = Stopwatch.GetTimestamp();
+                        received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                    }
+                    else
+                    {
+                        received = s_os.Receive(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                    }
                     if (received < 0) retry = error == SocketError.WouldBlock || error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error);
                     else if (received == 0 && addressLength == 0) received = ShutDown(out error);
                 }
@@ -87,7 +194,13 @@ namespace WhereAllocation
                 {
                     if (added) handle.DangerousRelease();
                 }
-                if (retry) return Receive(socket, start + offset, size, flags, true, into, out _);
+                // Nothing queued: the general path waits at once, without asking again what was just answered (after a kernel
+                // wait, from when it began). An interruption or a report to skip: it receives again.
+                if (retry)
+                {
+                    bool nothing = error == SocketError.WouldBlock;
+                    return Receive(socket, start + offset, size, flags, true, into, out _, nothing && kernelWaitStart == 0, nothing ? kernelWaitStart : 0);
+                }
             }
             if (received < 0) throw Failure(socket, error);
             into.SetCurrentFromSockaddr(address, addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize, Format);
@@ -105,9 +218,11 @@ namespace WhereAllocation
         /// cut (only <paramref name="size"/> bytes are stored). The common case, a datagram already queued, is one
         /// system call. With <paramref name="wait"/> false, returns <see cref="NothingQueued"/> at once when none is
         /// queued. With <paramref name="wait"/> true it waits (honouring the socket's receive timeout) when the
-        /// socket is blocking, and throws WouldBlock when it is not, as the runtime does.
+        /// socket is blocking, and throws WouldBlock when it is not, as the runtime does. <paramref name="nothingQueued"/>:
+        /// the caller's own receive just found nothing queued, so this one starts where that answer leads. <paramref name="kernelWaitStart"/>
+        /// (a Stopwatch timestamp, 0 for none): the caller's own kernel wait, begun then, just ended without a datagram.
         /// </summary>
-        private static long Receive(Socket socket, byte* payload, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender)
+        private static long Receive(Socket socket, byte* payload, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender, bool nothingQueued = false, long kernelWaitStart = 0)
         {
             byte* address = stackalloc byte[SockaddrLayout.StorageSize];
             int addressLength;
@@ -118,48 +233,97 @@ namespace WhereAllocation
             bool added = false;
             long waitStart = 0;
             int timeout = 0;
-            bool waited = false;
+            bool started = false;   // waitStart is set
+            bool timed = false;     // timeout is read
+            bool polled = false;    // a wait said readable before this receive
             bool counted = false;
+            // A socket in blocking mode whose receive may wait: the kernel waits (see ReceiveWaitsInKernel), one call per datagram.
+            bool inKernel = wait && s_receiveWaitsInKernel && socket.Blocking && OwnsDescriptor(handle);
+            if (kernelWaitStart != 0)
+            {
+                // The caller's kernel wait ended without a datagram: this call goes on from its end (the branch for that below).
+                inKernel = true;
+                nothingQueued = true;
+            }
             try
             {
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
                 SocketHandles.ThrowIfDisposedWhileHeld(socket);
                 IntPtr raw = handle.DangerousGetHandle();
+                if (inKernel)
+                {
+                    waitStart = kernelWaitStart != 0 ? kernelWaitStart : Stopwatch.GetTimestamp();
+                    started = true;
+                    // Counted as waiting from here until the handle is released, not only while the kernel waits: a call on
+                    // another thread after a Dispose then finds the socket disposed even while this one, woken, still holds the handle.
+                    SocketHandles.EnterWait();
+                    counted = true;
+                }
                 while (true)
                 {
                     addressLength = SockaddrLayout.StorageSize;
-                    received = s_os.Receive(raw, payload, size, peek, address, &addressLength, out error);
+                    if (nothingQueued)
+                    {
+                        nothingQueued = false;
+                        received = -1;
+                        error = SocketError.WouldBlock;
+                    }
+                    else
+                    {
+                        received = inKernel
+                            ? s_os.ReceiveWaiting(raw, payload, size, peek, address, &addressLength, out error)
+                            : s_os.Receive(raw, payload, size, peek, address, &addressLength, out error);
+                    }
                     if (received > 0 || (received == 0 && addressLength != 0)) break;
                     if (received == 0)
                     {
-                        received = ShutDown(out error); // 0 bytes without a sender: no datagram, the receiving side was shut down
+                        // 0 bytes without a sender: no datagram, the receiving side was shut down (by Shutdown, or by CoreCLR's
+                        // Dispose waking this receive: Failure below tells the two apart).
+                        received = ShutDown(out error);
                         break;
                     }
+                    // A signal: the kernel's wait starts again with the socket's whole timeout, as the runtime's own receive does.
                     if (error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error)) continue;
-                    // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and a wait would spin.
-                    if (error == SocketError.WouldBlock && s_os.IsReceiveShutDown(raw))
+                    if (inKernel)
+                    {
+                        if (error != SocketError.WouldBlock) break;
+                        // The kernel's wait ended without a datagram: the socket's receive timeout passed, or its descriptor is in
+                        // non-blocking mode (CoreCLR leaves it so for good once an asynchronous call ran on the socket) and the
+                        // receive answered at once. The rest of the wait, if any, goes on in slices, timed from the kernel's
+                        // start: a timeout that passed ends the call below, before any poll.
+                        inKernel = false;
+                        timeout = s_os.ReceiveTimeoutMilliseconds(raw);
+                        timed = true;
+                    }
+                    // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and recvfrom says only
+                    // "nothing queued". Asked when a wait said readable, or when the caller would not wait: a wait's first poll
+                    // on such a socket answers at once, so the question costs a call only where the answer can be yes.
+                    if (error == SocketError.WouldBlock && (polled || !wait || !socket.Blocking) && s_os.IsReceiveShutDown(raw))
                     {
                         received = ShutDown(out error);
                         break;
                     }
                     if (error != SocketError.WouldBlock || !wait || !socket.Blocking) break;
-                    if (!waited)
+                    if (!timed)
                     {
                         // One timeout for the whole call, however many waits it takes.
                         timeout = s_os.ReceiveTimeoutMilliseconds(raw);
+                        timed = true;
+                    }
+                    if (!started)
+                    {
                         waitStart = Stopwatch.GetTimestamp();
-                        waited = true;
-                        // Counted as waiting from here until the handle is released, not only inside each poll: a call on another
-                        // thread after a Dispose then finds the socket disposed even while this one, woken, still holds the handle.
+                        started = true;
+                    }
+                    if (!counted)
+                    {
                         SocketHandles.EnterWait();
                         counted = true;
                     }
-                    else
-                    {
-                        PauseAfterEmptyReadiness(socket, handle);
-                    }
+                    if (polled) PauseAfterEmptyReadiness(socket, handle);
                     int remaining = SocketWaits.Remaining(waitStart, timeout > 0 ? timeout : -1);
                     if (remaining == 0 || !TryWaitUntil(socket, raw, handle, false, remaining)) throw new SocketException((int)SocketError.TimedOut);
+                    polled = true;
                 }
             }
             finally

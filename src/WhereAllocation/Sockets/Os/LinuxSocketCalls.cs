@@ -54,6 +54,24 @@ namespace WhereAllocation
             return received;
         }
 
+        internal override bool HasWaitingReceive => true;
+
+        internal override long ReceiveWaiting(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        {
+            // A blocked recvfrom ends with 0 bytes and a sender length of 0 when the socket is shut down for receiving: Linux
+            // sets the shutdown and wakes every waiter even on an unconnected datagram socket (where shutdown says ENOTCONN).
+            uint length = (uint)*addressLength;
+            long received = Libc.RecvFrom((int)socket, payload, (nuint)size, (peek ? MsgPeek : 0) | MsgTrunc, address, &length);
+            if (received < 0)
+            {
+                error = LastError();
+                return -1;
+            }
+            *addressLength = (int)length;
+            error = SocketError.Success;
+            return received;
+        }
+
         internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => ReceiveTimeout(socket, SoRcvTimeo, false);
 
         private const short PollRdHup = 0x2000; // Linux 2.6.17+: the peer, or a shutdown, ended the receiving side
@@ -134,6 +152,20 @@ namespace WhereAllocation
             // and MSG_TRUNC in msg_flags when it was longer than the slot. An error met after the first
             // datagram is kept by the kernel for the next call.
             int received = Libc.RecvMMsg((int)socket, messages, (uint)count, MsgDontWait, null);
+            if (received > 0)
+            {
+                error = SocketError.Success;
+                return received;
+            }
+            error = received == 0 ? SocketError.WouldBlock : LastError();
+            return -1;
+        }
+
+        private const int MsgWaitForOne = 0x10000; // Linux 2.6.34+: after the first datagram, recvmmsg takes only what is queued
+
+        internal override int ReceiveManyWaiting(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
+        {
+            int received = Libc.RecvMMsg((int)socket, messages, (uint)count, MsgWaitForOne, null);
             if (received > 0)
             {
                 error = SocketError.Success;

@@ -164,6 +164,25 @@ namespace WhereAllocation
         internal abstract long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error);
 
         /// <summary>
+        /// True when <see cref="ReceiveWaiting"/> exists on this OS: a receive without the per-call "do not wait" flag, which
+        /// a descriptor in blocking mode ends only when a datagram comes, the socket's own receive timeout (SO_RCVTIMEO)
+        /// passes, a signal interrupts it, or the socket is shut down for receiving.
+        /// </summary>
+        internal virtual bool HasWaitingReceive => false;
+
+        /// <summary>
+        /// <see cref="Receive"/> without the per-call "do not wait" flag: on a descriptor in blocking mode it waits in the kernel
+        /// until a datagram comes (one system call for a datagram that was not yet queued), and answers WouldBlock when the
+        /// socket's receive timeout passed; on a descriptor in non-blocking mode it answers as <see cref="Receive"/> does. A
+        /// socket shut down for receiving ends it at once with 0 bytes and no sender.
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">The OS has no such receive here (<see cref="HasWaitingReceive"/> is false).</exception>
+        internal virtual long ReceiveWaiting(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        {
+            throw new PlatformNotSupportedException(Name + ": the library has no receive that waits in the kernel here.");
+        }
+
+        /// <summary>
         /// Sends one datagram to the sockaddr at <paramref name="address"/>. Where the OS has a per-call flag
         /// for it (Linux, macOS) the call never waits for room in the send buffer and says WouldBlock instead;
         /// on Windows it follows the socket's own blocking mode. Returns the bytes sent, or -1 with <paramref name="error"/>.
@@ -252,6 +271,18 @@ namespace WhereAllocation
         internal virtual int ReceiveMany(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
         {
             throw new PlatformNotSupportedException(Name + " has no call that receives many datagrams at once.");
+        }
+
+        /// <summary>
+        /// <see cref="ReceiveMany"/> that waits in the kernel for the first datagram on a descriptor in blocking mode, then takes
+        /// the ones queued with it without waiting (MSG_WAITFORONE). WouldBlock when the socket's own receive timeout passed or
+        /// the descriptor is in non-blocking mode. A socket shut down for receiving ends it at once with one entry of 0 bytes
+        /// and no sender, which the caller must not take for a datagram.
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">The OS has no such call (<see cref="HasMultiMessage"/> or <see cref="HasWaitingReceive"/> is false).</exception>
+        internal virtual int ReceiveManyWaiting(IntPtr socket, Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
+        {
+            throw new PlatformNotSupportedException(Name + " has no call that waits for many datagrams at once.");
         }
 
         /// <summary>One send of up to <paramref name="count"/> datagrams from Linux mmsghdrs, never waiting for room. Returns how many went, or -1 with <paramref name="error"/>.</summary>

@@ -1,0 +1,367 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>
+    /// The native path's receive that waits, in both of its shapes: in the kernel (one <c>recvfrom</c> that the kernel ends
+    /// when the datagram comes, where the OS has such a receive and the runtime's Dispose wakes it) and in slices (a try,
+    /// then <c>poll</c> in slices that check for Dispose between them). Each shape keeps the contract's waiting cells, and
+    /// the calls it makes to the OS are counted: the kernel shape makes one per datagram.
+    /// </summary>
+    public sealed class ReceiveWaitTests : IDisposable
+    {
+        private readonly bool _defaultShape = NativeDatagramIO.ReceiveWaitsInKernel;
+
+        public void Dispose()
+        {
+            NativeDatagramIO.ReceiveWaitsInKernel = _defaultShape;
+            DatagramPaths.Reset();
+        }
+
+        /// <summary>
+        /// Sets the shape a test runs in: slices everywhere (the fallback of every wait), the kernel's where it is the default.
+        /// Where it is not (Mono, whose Dispose would leave such a receive waiting for a datagram: forced there, the Dispose
+        /// tests below fail, the call does not return; macOS; Windows) a test of the kernel's shape checks just that and ends.
+        /// </summary>
+        private bool Use(bool inKernel)
+        {
+            if (inKernel && !_defaultShape)
+            {
+                Assert.False(NativeDatagramIO.ReceiveWaitsInKernel, "the kernel's wait is not this runtime's default, yet it is in use");
+                return false;
+            }
+            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            return true;
+        }
+
+        [Fact]
+        public void TheKernelWaitsWhereTheOsHasSuchAReceiveAndTheRuntimesDisposeWakesIt()
+        {
+            // Linux has the receive; CoreCLR's Dispose shuts the socket down until the last reference is released, Mono's
+            // closes it only then and wakes only its own calls.
+            bool linux = RuntimeInformation.IsOSPlatform(OSPlatform.Linux);
+            Assert.Equal(linux, OsSocketCalls.Current.HasWaitingReceive);
+            Assert.Equal(linux && !Runtime.IsMono, NativeDatagramIO.ReceiveWaitsInKernel);
+            NativeDatagramIO.ReceiveWaitsInKernel = true;
+            Assert.Equal(linux, NativeDatagramIO.ReceiveWaitsInKernel); // never where the OS has no such receive
+        }
+
+#if !MONO_RUNNER // netstandard2.1, the Mono suite's target, has no SafeSocketHandle: no Socket over a non-owning handle is made there
+        /// <summary>
+        /// A Socket over a handle that does not own its descriptor: CoreCLR's Dispose does not shut such a descriptor down (the
+        /// runtime's own receive waiting on it goes on waiting), so the library waits in slices there and still ends in
+        /// ObjectDisposedException. The handles of ordinary sockets are told apart from it (where the kernel waits at all).
+        /// </summary>
+        [Fact]
+        public void ASocketOverANonOwningHandleStillEndsWithObjectDisposed()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            using var pair = new Loopback(Family.IPv4, 0);
+            var wrapper = new Socket(new SafeSocketHandle(pair.Server.Handle, ownsHandle: false));
+            if (NativeDatagramIO.ReceiveWaitsInKernel)
+            {
+                Assert.True(NativeDatagramIO.OwnsDescriptor(SocketHandles.Get(pair.Server)), "an ordinary socket's handle was not seen owning its descriptor");
+                Assert.False(NativeDatagramIO.OwnsDescriptor(SocketHandles.Get(wrapper)), "a non-owning handle was seen owning its descriptor");
+            }
+            DisposeDuringWait.AssertEndsWithObjectDisposed(
+                () => wrapper.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
+                () => wrapper.Dispose());
+        }
+#endif
+
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void AWaitingReceiveGetsTheDatagramThatComesLater(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            using var calls = CountedReceives.Install();
+            if (!Use(inKernel)) return;
+            using var pair = new Loopback(Family.IPv4);
+            var buffer = new byte[1500];
+            var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
+            using var later = SendLater(pair, new byte[] { 1, 2, 3, 4, 5 });
+            int length = pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
+            Assert.Equal(5, length);
+            Assert.Equal(pair.ClientEndPoint.Port, from.Port);
+            if (inKernel)
+            {
+                // One call, which the kernel ended when the datagram came: no try before it, no poll, no timeout read.
+                Assert.Equal("waiting 1, non-waiting 0, polls 0, timeout reads 0", calls.Counts);
+            }
+            else
+            {
+                // A try that found nothing, the timeout read once, polls until the datagram came, and the receive after the last.
+                Assert.Equal(2, calls.NonWaiting);
+                Assert.Equal(0, calls.Waiting);
+                Assert.True(calls.Polls >= 1, calls.Counts);
+                Assert.Equal(1, calls.TimeoutReads);
+            }
+        }
+
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void AQueuedDatagramTakesOneCallInEitherShape(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            using var pair = new Loopback(Family.IPv4);
+            pair.Client.SendTo(new byte[] { 7, 7, 7 }, pair.ServerTarget);
+            Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead), "the datagram did not arrive");
+            using var calls = CountedReceives.Install();
+            if (!Use(inKernel)) return;
+            var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
+            Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, from));
+            Assert.Equal(inKernel ? "waiting 1, non-waiting 0, polls 0, timeout reads 0" : "waiting 0, non-waiting 1, polls 0, timeout reads 0", calls.Counts);
+        }
+
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void TheReceiveTimeoutEndsTheWaitWithTimedOut(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            using var pair = new Loopback(Family.IPv4, 200);
+            using var calls = CountedReceives.Install();
+            if (!Use(inKernel)) return;
+            var error = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)));
+            Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);
+            // In the kernel: its one receive, ended by the socket's timeout, which is then read to tell that from a descriptor
+            // in non-blocking mode; no wait after it.
+            if (inKernel) Assert.Equal("waiting 1, non-waiting 0, polls 0, timeout reads 1", calls.Counts);
+            else Assert.Equal(1, calls.TimeoutReads);
+            // The socket's own timeout, in the kernel where the runtime's own receive reads it, is untouched.
+            Assert.Equal(200, OsSocketCalls.Current.ReceiveTimeoutMilliseconds(pair.Server.Handle));
+        }
+
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void DisposeDuringTheWaitEndsItWithObjectDisposed(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!Use(inKernel)) return;
+            using var pair = new Loopback(Family.IPv4, 0);
+            DisposeDuringWait.AssertEndsWithObjectDisposed(
+                () => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
+                () => pair.Server.Dispose());
+        }
+
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void AReceiveOnlyShutdownEndsTheWaitAtOnce(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!Use(inKernel)) return;
+            using var pair = new Loopback(Family.IPv4, 0);
+            pair.Server.Connect(pair.ClientEndPoint); // the runtime's Shutdown refuses an unconnected socket
+            Exception? caught = null;
+            var thread = new Thread(() =>
+            {
+                try { pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)); }
+                catch (Exception e) { caught = e; }
+            }) { IsBackground = true };
+            thread.Start();
+            Thread.Sleep(200);
+            pair.Server.Shutdown(SocketShutdown.Receive);
+            if (RuntimeInformation.IsOSPlatform(OSPlatform.Windows))
+            {
+                // docs/CONTRACT.md's Windows difference: WSAPoll never calls a socket shut down for receiving readable, so the
+                // wait goes on as on an empty socket, until Dispose ends it.
+                Assert.False(thread.Join(300), "on Windows the shutdown ended the wait: " + caught);
+                pair.Server.Dispose();
+                Assert.True(thread.Join(5000), "the waiting receive did not return after Dispose");
+                Assert.IsType<ObjectDisposedException>(caught);
+                return;
+            }
+            Assert.True(thread.Join(5000), "the waiting receive did not return after the shutdown");
+            var error = Assert.IsType<SocketException>(caught);
+            Assert.Equal(SocketError.Shutdown, error.SocketErrorCode);
+        }
+
+        /// <summary>
+        /// A blocking Socket whose descriptor the runtime made non-blocking for its own asynchronous calls (CoreCLR keeps it so for
+        /// good): the kernel's receive answers at once there, and the wait goes on in slices, still getting the datagram that comes later.
+        /// </summary>
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void ADescriptorLeftNonBlockingStillWaits(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!Use(inKernel)) return;
+            using var pair = new Loopback(Family.IPv4, 2000);
+            Task<SocketReceiveFromResult> first = pair.Server.ReceiveFromAsync(new ArraySegment<byte>(new byte[64]), SocketFlags.None, new IPEndPoint(IPAddress.Any, 0));
+            pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+            Assert.True(first.Wait(10_000), "the asynchronous receive did not end");
+            Assert.Equal(1, first.Result.ReceivedBytes);
+            Assert.True(pair.Server.Blocking);
+            using var later = SendLater(pair, new byte[] { 9, 9 });
+            Assert.Equal(2, pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)));
+            var error = Assert.Throws<SocketException>(() =>
+            {
+                pair.Server.ReceiveTimeout = 200;
+                pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0));
+            });
+            Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);
+        }
+
+        // ----- the batch's wait without a limit (recvmmsg mode) -----
+
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void ABatchWaitingWithoutALimitGetsTheDatagramThatComesLater(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native) || !DatagramBatch.IsModeAvailable(DatagramBatchMode.MultiMessage)) return;
+            using var pair = new Loopback(Family.IPv4, 0);
+            using var batch = new DatagramBatch(8, 1500, DatagramBatchMode.MultiMessage);
+            using var calls = CountedReceives.Install();
+            if (!Use(inKernel)) return;
+            using (SendLater(pair, new byte[] { 1, 2, 3 }))
+                Assert.Equal(1, batch.Receive(pair.Server, Timeout.Infinite));
+            Assert.Equal(3, batch.GetDatagram(0, out EndPointKey sender).Length);
+            Assert.Equal(EndPointKey.FromIPEndPoint(pair.ClientEndPoint), sender);
+            if (inKernel) Assert.Equal("waiting 1, non-waiting 0, polls 0, timeout reads 0", calls.Counts);
+            else
+            {
+                Assert.Equal(0, calls.Waiting);
+                Assert.Equal(2, calls.NonWaiting);
+                Assert.True(calls.Polls >= 1, calls.Counts);
+            }
+        }
+
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void ABatchWaitingWithoutALimitEndsWithObjectDisposed(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native) || !DatagramBatch.IsModeAvailable(DatagramBatchMode.MultiMessage)) return;
+            if (!Use(inKernel)) return;
+            using var pair = new Loopback(Family.IPv4, 0);
+            using var batch = new DatagramBatch(8, 1500, DatagramBatchMode.MultiMessage);
+            DisposeDuringWait.AssertEndsWithObjectDisposed(() => batch.Receive(pair.Server, Timeout.Infinite), () => pair.Server.Dispose());
+        }
+
+        /// <summary>A shutdown ends the batch's wait with Shutdown; the same batch then receives on another socket with each sender named.</summary>
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void ABatchWaitEndedByAShutdownLeavesTheBatchWhole(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native) || !DatagramBatch.IsModeAvailable(DatagramBatchMode.MultiMessage)) return;
+            if (!Use(inKernel)) return;
+            using var batch = new DatagramBatch(8, 1500, DatagramBatchMode.MultiMessage);
+            using (var pair = new Loopback(Family.IPv4, 0))
+            {
+                pair.Server.Connect(pair.ClientEndPoint);
+                Exception? caught = null;
+                var thread = new Thread(() =>
+                {
+                    try { batch.Receive(pair.Server, Timeout.Infinite); }
+                    catch (Exception e) { caught = e; }
+                }) { IsBackground = true };
+                thread.Start();
+                Thread.Sleep(200);
+                pair.Server.Shutdown(SocketShutdown.Receive);
+                Assert.True(thread.Join(5000), "the waiting batch did not return after the shutdown");
+                Assert.Equal(SocketError.Shutdown, Assert.IsType<SocketException>(caught).SocketErrorCode);
+            }
+            using (var pair = new Loopback(Family.IPv4, 0))
+            {
+                pair.Client.SendTo(new byte[] { 5, 6 }, pair.ServerTarget);
+                Assert.Equal(1, batch.Receive(pair.Server, 5000));
+                Assert.Equal(2, batch.GetDatagram(0, out EndPointKey sender).Length);
+                Assert.Equal(EndPointKey.FromIPEndPoint(pair.ClientEndPoint), sender);
+            }
+        }
+
+        /// <summary>Sends <paramref name="payload"/> to the server 150 ms from now, on a thread of its own; Dispose waits for it.</summary>
+        private static SentLater SendLater(Loopback pair, byte[] payload) => new SentLater(pair, payload);
+
+        private sealed class SentLater : IDisposable
+        {
+            private readonly Thread _thread;
+
+            public SentLater(Loopback pair, byte[] payload)
+            {
+                _thread = new Thread(() =>
+                {
+                    Thread.Sleep(150);
+                    pair.Client.SendTo(payload, pair.ServerTarget);
+                }) { IsBackground = true };
+                _thread.Start();
+            }
+
+            public void Dispose() => Assert.True(_thread.Join(10_000), "the sending thread did not end");
+        }
+
+        /// <summary>The OS this process runs on, with the receive side's calls counted.</summary>
+        private sealed unsafe class CountedReceives : RealOsCalls
+        {
+            private int _waiting, _nonWaiting, _polls, _timeoutReads;
+
+            private CountedReceives()
+                : base("with its receive calls counted")
+            {
+            }
+
+            public static CountedReceives Install() => Installed(new CountedReceives());
+
+            public int Waiting => Volatile.Read(ref _waiting);
+            public int NonWaiting => Volatile.Read(ref _nonWaiting);
+            public int Polls => Volatile.Read(ref _polls);
+            public int TimeoutReads => Volatile.Read(ref _timeoutReads);
+            public string Counts => "waiting " + Waiting + ", non-waiting " + NonWaiting + ", polls " + Polls + ", timeout reads " + TimeoutReads;
+
+            internal override bool HasWaitingReceive => Os.HasWaitingReceive;
+
+            internal override long ReceiveWaiting(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+            {
+                Interlocked.Increment(ref _waiting);
+                return Os.ReceiveWaiting(socket, payload, size, peek, address, addressLength, out error);
+            }
+
+            internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+            {
+                Interlocked.Increment(ref _nonWaiting);
+                return Os.Receive(socket, payload, size, peek, address, addressLength, out error);
+            }
+
+            internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error)
+            {
+                Interlocked.Increment(ref _polls);
+                return Os.Poll(socket, forWrite, timeoutMilliseconds, out hungUp, out error);
+            }
+
+            internal override int ReceiveTimeoutMilliseconds(IntPtr socket)
+            {
+                Interlocked.Increment(ref _timeoutReads);
+                return Os.ReceiveTimeoutMilliseconds(socket);
+            }
+
+            internal override bool IsReceiveShutDown(IntPtr socket) => Os.IsReceiveShutDown(socket);
+
+            internal override bool HasMultiMessage => Os.HasMultiMessage;
+
+            internal override int ReceiveMany(IntPtr socket, Interop.Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
+            {
+                Interlocked.Increment(ref _nonWaiting);
+                return Os.ReceiveMany(socket, messages, count, out error);
+            }
+
+            internal override int ReceiveManyWaiting(IntPtr socket, Interop.Libc.LinuxMMsgHdr* messages, int count, out SocketError error)
+            {
+                Interlocked.Increment(ref _waiting);
+                return Os.ReceiveManyWaiting(socket, messages, count, out error);
+            }
+        }
+    }
+}
