@@ -568,9 +568,10 @@ namespace WhereAllocation
                 // call's own, not the socket's SO_RCVTIMEO, so a wait with one polls.
                 bool inKernel = timeoutMilliseconds == Timeout.Infinite && _mode == DatagramBatchMode.MultiMessage && !_coalescedReceive && !HasSpilled
                     && NativeDatagramIO.ReceiveWaitsInKernel && NativeDatagramIO.OwnsDescriptor(handle);
-                if (inKernel)
+                if (inKernel && SocketHandles.CountKernelWaits)
                 {
-                    SocketHandles.EnterWait(); // see below
+                    // Counted only for the tests (see SocketHandles.CountKernelWaits); a fall back to slices counts itself below.
+                    SocketHandles.EnterWait();
                     counted = true;
                 }
                 while (true)

@@ -106,11 +106,10 @@ namespace WhereAllocation
                 System.Reflection.MethodInfo? getter = typeof(SafeSocketHandle).GetProperty("OwnsHandle", Instance)?.GetGetMethod(true);
                 return getter != null && getter.ReturnType == typeof(bool) ? TypedGetter<SafeSocketHandle>(getter) : null;
 #else
-                Type? handleType = typeof(Socket).Assembly.GetType("System.Net.Sockets.SafeSocketHandle");
-                System.Reflection.MethodInfo? getter = handleType?.GetProperty("OwnsHandle", Instance)?.GetGetMethod(true);
-                if (handleType == null || getter == null || getter.ReturnType != typeof(bool)) return null;
-                return (Func<SafeHandle, bool>?)typeof(NativeDatagramIO).GetMethod(nameof(TypedGetter), System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic)!
-                    .MakeGenericMethod(handleType).Invoke(null, new object[] { getter });
+                // The netstandard2.1 build runs on Mono and Unity, whose Dispose wakes no call holding the handle, so no kernel
+                // wait runs there (RuntimeWakesHeldReceives) and no handle is asked. Reaching the internal getter here would take
+                // a generic method made at run time, which IL2CPP and full AOT refuse: a runtime that could use it polls instead.
+                return null;
 #endif
             }
             catch (Exception)
@@ -119,11 +118,13 @@ namespace WhereAllocation
             }
         }
 
+#if NET8_0_OR_GREATER
         private static Func<SafeHandle, bool> TypedGetter<T>(System.Reflection.MethodInfo getter) where T : SafeHandle
         {
             var typed = (Func<T, bool>)Delegate.CreateDelegate(typeof(Func<T, bool>), getter);
             return handle => handle is T socketHandle && typed(socketHandle);
         }
+#endif
 
         /// <summary>True when this runtime's Socket.Dispose unblocks calls that hold the socket's handle (CoreCLR: SafeSocketHandle.TryUnblockSocket).</summary>
         private static bool RuntimeWakesHeldReceives()
@@ -178,10 +179,25 @@ namespace WhereAllocation
                     IntPtr raw = handle.DangerousGetHandle();
                     if (s_receiveWaitsInKernel && socket.Blocking && OwnsDescriptor(handle))
                     {
-                        // Not counted as a library wait (SocketHandles.EnterWait): the kernel waits only on CoreCLR, whose handle
-                        // refuses new references once its Socket is disposed.
+                        // Counted as a library wait (SocketHandles.EnterWait) only for the tests (CountKernelWaits): the kernel
+                        // waits only on CoreCLR, whose handle refuses new references once its Socket is disposed.
                         kernelWaitStart = Stopwatch.GetTimestamp();
-                        received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                        if (SocketHandles.CountKernelWaits)
+                        {
+                            SocketHandles.EnterWait();
+                            try
+                            {
+                                received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                            }
+                            finally
+                            {
+                                SocketHandles.ExitWait();
+                            }
+                        }
+                        else
+                        {
+                            received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                        }
                     }
                     else
                     {
@@ -254,10 +270,13 @@ namespace WhereAllocation
                 {
                     waitStart = kernelWaitStart != 0 ? kernelWaitStart : Stopwatch.GetTimestamp();
                     started = true;
-                    // Counted as waiting from here until the handle is released, not only while the kernel waits: a call on
-                    // another thread after a Dispose then finds the socket disposed even while this one, woken, still holds the handle.
-                    SocketHandles.EnterWait();
-                    counted = true;
+                    // A kernel wait runs only where the handle refuses references after Dispose, so it is counted only for
+                    // the tests (SocketHandles.CountKernelWaits); should it fall back to slices, those count themselves below.
+                    if (SocketHandles.CountKernelWaits)
+                    {
+                        SocketHandles.EnterWait();
+                        counted = true;
+                    }
                 }
                 while (true)
                 {

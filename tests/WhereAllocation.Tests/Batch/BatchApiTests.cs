@@ -173,7 +173,7 @@ namespace WhereAllocation.Tests
             Socket socket = BatchTraffic.Bound(Family.IPv4);
             using var batch = new DatagramBatch(4, 100, mode);
             Exception? caught = null;
-            int before = SocketHandles.WaitsInProgress;
+            int before = DisposeDuringWait.CountBefore();
             var waiter = new Thread(() =>
             {
                 try { batch.Receive(socket, Timeout.Infinite); }
@@ -199,7 +199,7 @@ namespace WhereAllocation.Tests
                 Socket socket = BatchTraffic.Bound(Family.IPv4);
                 socket.ReceiveTimeout = 0; // wait without end
                 Exception? caught = null;
-                int before = SocketHandles.WaitsInProgress;
+                int before = DisposeDuringWait.CountBefore();
                 var waiter = new Thread(() =>
                 {
                     try { socket.ReceiveFrom_NonAlloc(new byte[16].AsSpan()); }

@@ -101,7 +101,7 @@ namespace WhereAllocation.Tests
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
             var traffic = new ShardTraffic(Family.IPv4, 2, 1);
             Exception? ended = null;
-            int before = SocketHandles.WaitsInProgress;
+            int before = DisposeDuringWait.CountBefore();
             var waiting = new Thread(() =>
             {
                 using var batch = new DatagramBatch(8, 64);

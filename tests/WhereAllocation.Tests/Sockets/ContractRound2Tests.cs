@@ -186,7 +186,7 @@ namespace WhereAllocation.Tests
                 for (int i = 0; i < 4; i++) pair.Client.SendTo(new byte[] { 1, 2, 3 }, pair.ServerTarget);
                 Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead));
                 bool waiterDone = false;
-                int before = SocketHandles.WaitsInProgress;
+                int before = DisposeDuringWait.CountBefore();
                 var waiter = new Thread(() =>
                 {
                     var buffer = new byte[100];

@@ -272,7 +272,7 @@ namespace WhereAllocation.Tests
         {
             if (id == "A1") return AwaitWhileDisposed(socket, mode.Continuations);
             string? result = null;
-            int before = SocketHandles.WaitsInProgress;
+            int before = DisposeDuringWait.CountBefore();
             var thread = new Thread(() => result = Receive(socket, id, mode, 1500, null, Timeout.Infinite)) { IsBackground = true };
             thread.Start();
             if (!DisposeDuringWait.UntilInside(before, thread))

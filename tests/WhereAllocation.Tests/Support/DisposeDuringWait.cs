@@ -21,7 +21,7 @@ namespace WhereAllocation.Tests
         public static void AssertEndsWithObjectDisposed(Action wait, Action dispose)
         {
             Exception? caught = null;
-            int before = SocketHandles.WaitsInProgress;
+            int before = CountBefore();
             var thread = new Thread(() =>
             {
                 try { wait(); }
@@ -36,6 +36,17 @@ namespace WhereAllocation.Tests
         }
 
         /// <summary>
+        /// The library's calls inside a wait now, read before a test starts the call it will dispose "during", with the
+        /// kernel's waits counted too from here on (<see cref="SocketHandles.CountKernelWaits"/>: off by default, since a
+        /// receive cannot know before its call whether it will wait, and counting would cost every receive).
+        /// </summary>
+        public static int CountBefore()
+        {
+            SocketHandles.CountKernelWaits = true;
+            return SocketHandles.WaitsInProgress;
+        }
+
+        /// <summary>
         /// Waits (at most 10 s) until more of the library's calls are inside a wait than <paramref name="before"/> (read
         /// before <paramref name="caller"/> started its call; the tests run one at a time): true then, false when the
         /// caller ended first or the time ran out. A wait in slices counts itself out between two slices for a moment:
@@ -43,6 +54,7 @@ namespace WhereAllocation.Tests
         /// </summary>
         public static bool UntilInside(int before, Thread caller)
         {
+            Assert.True(SocketHandles.CountKernelWaits, "read the count with CountBefore, which has the kernel's waits counted too");
             var watch = Stopwatch.StartNew();
             while (SocketHandles.WaitsInProgress <= before)
             {
