@@ -206,7 +206,7 @@ namespace WhereAllocation
         /// receive, a queued datagram's too, two interlocked adds on one line shared by every receiving thread. Off by
         /// default; the tests turn it on, so that they can tell such a call is in its wait (<see cref="WaitsInProgress"/>).
         /// </summary>
-        internal static bool CountKernelWaits;
+        internal static bool CountKernelWaits = false; // set by tests only; initialised so Unity, which grants no internals to them, warns of nothing
 
         /// <summary>Counts a wait of the library out.</summary>
         internal static void ExitWait()
