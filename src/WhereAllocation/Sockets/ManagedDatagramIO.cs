@@ -126,8 +126,13 @@ namespace WhereAllocation
             truncated = pending > size;
             into.ReceivingIntoSelf = true;
             // Where no wait of the library's came first (MSG_TRUNC passes through), the runtime's receive may wait itself:
-            // counted as a library call inside a wait (SocketHandles.EnterWait), as the waits above are.
+            // counted as a library call inside a wait (SocketHandles.EnterWait), as the waits above are. On .NET 8+, whose
+            // handle refuses new references once its Socket is disposed, only for the tests (SocketHandles.CountKernelWaits).
+#if NET8_0_OR_GREATER
+            bool counted = SocketHandles.CountKernelWaits && s_truncatedFlag && wait && socket.Blocking;
+#else
             bool counted = s_truncatedFlag && wait && socket.Blocking;
+#endif
             if (counted) SocketHandles.EnterWait();
             try
             {

@@ -182,22 +182,10 @@ namespace WhereAllocation
                         // Counted as a library wait (SocketHandles.EnterWait) only for the tests (CountKernelWaits): the kernel
                         // waits only on CoreCLR, whose handle refuses new references once its Socket is disposed.
                         kernelWaitStart = Stopwatch.GetTimestamp();
-                        if (SocketHandles.CountKernelWaits)
-                        {
-                            SocketHandles.EnterWait();
-                            try
-                            {
-                                received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
-                            }
-                            finally
-                            {
-                                SocketHandles.ExitWait();
-                            }
-                        }
-                        else
-                        {
-                            received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
-                        }
+                        bool counted = SocketHandles.CountKernelWaits;
+                        if (counted) SocketHandles.EnterWait();
+                        received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                        if (counted) SocketHandles.ExitWait(); // a P/Invoke of errno-returning shape: it does not throw
                     }
                     else
                     {
