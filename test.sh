@@ -63,7 +63,7 @@ dotnet test tests/WhereAllocation.Tests -c Release --logger "console;verbosity=n
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr)
 count_dotnet_test "$log/coreclr.txt"
 
-echo "== CoreCLR, Debug build of the library: the memory tests (debug-only checks: poison at reset, allocation sites)"
+echo "== CoreCLR, Debug build of the memory package: its tests (debug-only checks: poison at reset, allocation sites)"
 dotnet test tests/WhereAllocation.Tests -c Debug --filter "FullyQualifiedName~WhereAllocation.Tests.Memory" --logger "console;verbosity=minimal" 2>&1 | tee "$log/coreclr-debug.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr-debug)
 count_dotnet_test "$log/coreclr-debug.txt"

@@ -8,7 +8,10 @@
 #    settings docs/INSTALL.md gives), each printing 0 B;
 #  - the Unity tarball holds exactly the package folder's tracked files under package/, every asset with its .meta,
 #    LICENSE/README/CHANGELOG, a valid package.json; the Unity samples compile as C# 9 against the library;
-#  - after those builds the package folder holds only tracked files (no bin/, obj/ or other build output).
+#  - the memory package (src/WhereAllocation.Memory) the same way: its .nupkg (both frameworks, XML docs, README with no
+#    relative link, LICENSE, deterministic), its README's C# blocks compiled against it alone, its tarball (tracked files,
+#    .meta files, package.json); and the sockets package's NuGet package names no dependency on it;
+#  - after those builds the package folders hold only tracked files (no bin/, obj/ or other build output).
 # Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -61,8 +64,8 @@ blocks() { awk -v dir="$2" '/^```csharp/{n++; on=1; next} /^```/{on=0} on{print 
 mkdir -p "$work/recipe"
 awk '/^```xml/{on=1; next} /^```/{if (on) exit} on' README.md | sed "s|/path/to/where-allocation/artifacts|$feed|" >"$work/recipe/nuget.config"
 grep -q "globalPackagesFolder" "$work/recipe/nuget.config"; check $? "README's nuget.config recipe found (a project-local package cache)"
-consumer() {   # name framework extra-properties program
-  local dir=$work/$1
+consumer() {   # name framework extra-properties program [package id]
+  local dir=$work/$1 id=${5:-WhereAllocation}
   mkdir -p "$dir"; cp "$work/recipe/nuget.config" "$dir/"; cp "$4" "$dir/Program.cs"
   cat >"$dir/$1.csproj" <<XML
 <Project Sdk="Microsoft.NET.Sdk">
@@ -75,7 +78,7 @@ consumer() {   # name framework extra-properties program
   </PropertyGroup>
 </Project>
 XML
-  (cd "$dir" && dotnet add package WhereAllocation --version "$version" >"$dir/add.txt" 2>&1 && dotnet build -c Release -nologo -v quiet >"$dir/build.txt" 2>&1)
+  (cd "$dir" && dotnet add package "$id" --version "$version" >"$dir/add.txt" 2>&1 && dotnet build -c Release -nologo -v quiet >"$dir/build.txt" 2>&1)
 }
 mkdir -p "$work/readme" "$work/pkgreadme"
 blocks README.md "$work/readme"
@@ -128,6 +131,7 @@ using System.Text.Json;
 using System.Text.RegularExpressions;
 // Checks a Unity package.json: the fields the Package Manager requires, in the forms it accepts, and the samples' paths.
 string dir = args[0], version = args[1];
+bool wantSamples = args.Length < 3 || args[2] != "no-samples";
 var json = JsonDocument.Parse(File.ReadAllText(Path.Combine(dir, "package.json"))).RootElement;
 int bad = 0;
 void Need(bool ok, string what) { Console.WriteLine((ok ? "  ok   " : "  FAIL ") + what); if (!ok) bad++; }
@@ -147,7 +151,7 @@ if (json.TryGetProperty("samples", out var list))
         Need(s.TryGetProperty("displayName", out _) && s.TryGetProperty("description", out _), "sample " + path + " has a displayName and a description");
         samples++;
     }
-Need(samples > 0, samples + " sample(s) listed");
+if (wantSamples) Need(samples > 0, samples + " sample(s) listed");
 return bad == 0 ? 0 : 1;
 CS
 cat >"$work/json/json.csproj" <<'XML'
@@ -159,13 +163,58 @@ XML
 dotnet "$work/json/bin/Release/net10.0/json.dll" "$work/unity/package" "$version" >"$work/json/out.txt" 2>&1; rc=$?
 cat "$work/json/out.txt"; check $rc "package.json fields valid"
 
+echo "== The memory package (src/WhereAllocation.Memory): NuGet package, README blocks, Unity tarball"
+mpackage=src/WhereAllocation.Memory
+mnupkg=$feed/WhereAllocation.Memory.$version.nupkg
+mtgz=$feed/com.where-allocation.memory-$version.tgz
+for f in "$mnupkg" "$feed/WhereAllocation.Memory.$version.snupkg" "$mtgz"; do [ -s "$f" ]; check $? "artifact $(basename "$f")"; done
+listing=$(unzip -Z1 "$mnupkg" 2>/dev/null)
+for entry in README.md LICENSE icon.png lib/netstandard2.1/WhereAllocation.Memory.dll lib/netstandard2.1/WhereAllocation.Memory.xml \
+             lib/net8.0/WhereAllocation.Memory.dll lib/net8.0/WhereAllocation.Memory.xml; do
+  grep -qx "$entry" <<<"$listing"; check $? "memory package holds $entry"
+done
+! grep -qE '\]\((\.\.?/|[A-Za-z][^:)]*\))' <<<"$(unzip -p "$mnupkg" README.md 2>/dev/null)"; check $? "memory package readme has no relative link"
+! grep -qi "WhereAllocation.Memory" <<<"$nuspec"; check $? "the sockets package's nuspec names no dependency on the memory package"
+mkdir -p "$work/packed-memory"
+(cd "$work/packed-memory" && unzip -q "$mnupkg" 'lib/*' 2>/dev/null)
+dotnet build $mpackage -c Release -nologo -v quiet --no-incremental -p:ContinuousIntegrationBuild=true >"$work/rebuild-memory.txt" 2>&1
+for tfm in netstandard2.1 net8.0; do
+  cmp -s "$work/packed-memory/lib/$tfm/WhereAllocation.Memory.dll" "artifacts/bin/WhereAllocation.Memory/Release/$tfm/WhereAllocation.Memory.dll"
+  check $? "deterministic: rebuilt $tfm memory assembly is byte-identical to the packed one"
+done
+mkdir -p "$work/memreadme"
+blocks $mpackage/README.md "$work/memreadme"
+n=$(ls "$work/memreadme" | wc -l); [ "$n" -ge 1 ]; check $? "memory README has $n C# block(s)"
+i=0
+for block in "$work"/memreadme/block-*.cs; do
+  i=$((i + 1))
+  consumer "memsnippet$i" net10.0 "<AllowUnsafeBlocks>true</AllowUnsafeBlocks>" "$block" WhereAllocation.Memory; rc=$?
+  check $rc "C# block compiles against WhereAllocation.Memory alone: ${block#$work/}"; show $rc "$work/memsnippet$i/build.txt"
+done
+mkdir -p "$work/unity-memory"
+tar -xzf "$mtgz" -C "$work/unity-memory"; check $? "the memory tarball unpacks"
+(cd "$work/unity-memory" && find package -type f | sort) >"$work/mtar-files.txt"
+git ls-files -- $mpackage | sed "s:^$mpackage/:package/:" | sort >"$work/mgit-files.txt"
+diff "$work/mgit-files.txt" "$work/mtar-files.txt" >"$work/mtar-diff.txt"; rc=$?
+check $rc "package/ holds exactly the $(wc -l <"$work/mgit-files.txt") tracked files of $mpackage"; show $rc "$work/mtar-diff.txt"
+missing=0
+while read -r asset; do
+  [ -e "$work/unity-memory/$asset.meta" ] || { echo "    no .meta: $asset"; missing=$((missing + 1)); }
+done < <(cd "$work/unity-memory" && find package -mindepth 1 | grep -v '\.meta$' | grep -Ev '(^|/)\.|~(/|$)')
+[ "$missing" = 0 ]; check $? "every file and folder of the memory tarball has its .meta"
+for f in package.json LICENSE.md README.md CHANGELOG.md WhereAllocation.Memory.asmdef; do
+  [ -s "$work/unity-memory/package/$f" ]; check $? "memory package/$f present"
+done
+dotnet "$work/json/bin/Release/net10.0/json.dll" "$work/unity-memory/package" "$version" no-samples >"$work/json/mout.txt" 2>&1; rc=$?
+cat "$work/json/mout.txt"; check $rc "memory package.json fields valid"
+
 echo "== Unity samples compile as C# 9 against the library (tests/UnitySamples, with a stand-in of UnityEngine)"
 dotnet build tests/UnitySamples -c Release -nologo -v quiet >"$work/samples.txt" 2>&1; rc=$?
 check $rc "src/WhereAllocation/Samples~ compiles (netstandard2.1, C# 9, nullable off, warnings as errors)"; show $rc "$work/samples.txt"
 
-echo "== The package folder after building: only tracked files"
-extra=$(git status --porcelain --ignored --untracked-files=all -- $package | grep -E '^(\?\?|!!)' || true)
-[ -z "$extra" ]; check $? "no untracked or ignored file in $package after the builds (stays importable from disk)"
+echo "== The package folders after building: only tracked files"
+extra=$(git status --porcelain --ignored --untracked-files=all -- $package $mpackage | grep -E '^(\?\?|!!)' || true)
+[ -z "$extra" ]; check $? "no untracked or ignored file in $package or $mpackage after the builds (stays importable from disk)"
 [ -z "$extra" ] || head -5 <<<"$extra"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

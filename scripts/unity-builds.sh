@@ -129,14 +129,22 @@ unity_compile() { # <project> <target> <api> <out>: prints the tool's lines; its
   tool compile --project "$1" --target "$2" --api "$3" --out "$4" --csc "$csc" --standard "$refs" --framework "$framework" \
     --engine "$work/unity/UnityEngine.dll" --editor "$work/unity/UnityEditor.dll" --warnaserror
 }
-# A Unity project with the package embedded (Packages/<name>: the files git tracks or would track, as a user's copy
-# holds them) and its samples imported where the Package Manager puts them (Assets/Samples/<displayName>/<version>/...).
-new_project() { # <folder> [package folder, default src/WhereAllocation]
+# A Unity project with the packages embedded (Packages/<name>: the files git tracks or would track, as a user's copy
+# holds them): the sockets package, its samples imported where the Package Manager puts them
+# (Assets/Samples/<displayName>/<version>/...), and the memory package beside it (a user may install either or both;
+# neither references the other).
+new_project() { # <folder> [sockets package folder, default src/WhereAllocation]
   local from=${2:-src/WhereAllocation} to="$1/Packages/$(sed -nE 's/^  "name": "([^"]+)",?$/\1/p' src/WhereAllocation/package.json)"
-  mkdir -p "$to" "$1/Assets"
-  (cd "$from" && { git ls-files; git ls-files --others --exclude-standard; } 2>/dev/null | sort -u | while read -r f; do
-     [ -f "$f" ] && mkdir -p "$to/$(dirname "$f")" && cp "$f" "$to/$f"; done)
+  local memory="$1/Packages/$(sed -nE 's/^  "name": "([^"]+)",?$/\1/p' src/WhereAllocation.Memory/package.json)"
+  embed "$from" "$to"
+  embed src/WhereAllocation.Memory "$memory"
+  mkdir -p "$1/Assets"
   tool import-samples --package "$to" --project "$1" >/dev/null
+}
+embed() { # <package folder> <Packages/name>
+  mkdir -p "$2"
+  (cd "$1" && { git ls-files; git ls-files --others --exclude-standard; } 2>/dev/null | sort -u | while read -r f; do
+     [ -f "$f" ] && mkdir -p "$2/$(dirname "$f")" && cp "$f" "$2/$f"; done)
 }
 # A System.Memory.dll as SDKs and NuGetForUnity leave in Assets/Plugins: its own Span<T>, beside the one .NET Standard 2.1 has.
 mkdir -p "$work/stray"
@@ -170,6 +178,8 @@ for target in editor android-il2cpp ios-il2cpp linux-server-il2cpp linux-mono wi
     if [ "$target" = editor ]; then [ -f "$out/WhereAllocation.Editor.dll" ]
     else grep -q "WhereAllocation.Editor: not compiled for $target (includePlatforms Editor)" "$out.txt" && [ ! -f "$out/WhereAllocation.Editor.dll" ]; fi
     check $? "$target, API level $api: the Editor assembly is compiled $([ "$target" = editor ] && echo "for the editor" || echo "for no player")"
+    [ -f "$out/WhereAllocation.Memory.dll" ] && [ -f "$out/WhereAllocation.dll" ]
+    check $? "$target, API level $api: both packages' runtime assemblies (WhereAllocation, WhereAllocation.Memory) are compiled"
   done
 done
 grep -q "\"name\": \"$(sed -nE 's/.*PackageName = "([^"]+)".*/\1/p' src/WhereAllocation/Editor/LinkXmlForUnityLinker.cs)\"" src/WhereAllocation/package.json
@@ -193,7 +203,7 @@ editor_without_engine() { sed -i 's/"noEngineReferences": false/"noEngineReferen
 editor_any_platform() { sed -i 's/"includePlatforms": \["Editor"\]/"includePlatforms": []/' "$2/Editor/WhereAllocation.Editor.asmdef"; }
 editor_api_in_runtime() { printf 'using UnityEditor;\n\nnamespace WhereAllocation.Samples\n{\n    internal static class EditorUseOutsideUnityEditor\n    {\n        internal static BuildTarget Target = BuildTarget.NoTarget;\n    }\n}\n' >"$3/EditorUse.cs"; }
 sample_without_reference() { sed -i 's/"references": \["WhereAllocation"\]/"references": []/' "$3"/*.asmdef; }
-csharp_10() { printf 'namespace WhereAllocation;\n\ninternal static class FileScopedNamespace\n{\n}\n' >"$2/Memory/FileScoped.cs"; }
+csharp_10() { printf 'namespace WhereAllocation;\n\ninternal static class FileScopedNamespace\n{\n}\n' >"$2/Sockets/FileScoped.cs"; }
 stray_dll_unisolated() { mkdir -p "$1/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$1/Assets/Plugins/"; sed -i 's/"overrideReferences": true/"overrideReferences": false/' "$2/WhereAllocation.asmdef"; }
 stray_dll_named() { mkdir -p "$1/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$1/Assets/Plugins/"; sed -i 's/"precompiledReferences": \[\]/"precompiledReferences": ["System.Memory.dll"]/' "$2/WhereAllocation.asmdef"; }
 no_unsafe() { sed -i 's/"allowUnsafeCode": true/"allowUnsafeCode": false/' "$2/WhereAllocation.asmdef"; }

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Writes (default) or checks (--check) the Unity .meta files of the package folder src/WhereAllocation:
-# one per file and per folder below it that git tracks or would track (bin/ and obj/ are ignored, so
-# they get none and are never part of the package). Each GUID is the MD5 of "where-allocation/" and the
-# path inside the package, so it is the same on every machine and never changes for a given path.
+# Writes (default) or checks (--check) the Unity .meta files of the package folders src/WhereAllocation (the sockets
+# package) and src/WhereAllocation.Memory (the memory package): one per file and per folder below each that git tracks
+# or would track (bin/ and obj/ are ignored, so they get none and are never part of a package). Each GUID is the MD5 of
+# the package's seed ("where-allocation/", "where-allocation.memory/") and the path inside the package, so it is the
+# same on every machine and never changes for a given path.
 # --check fails on a missing, stale or orphaned .meta and on bin/ or obj/ files committed in the
 # package folder; it ends with one "N passed, N failed" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-package=src/WhereAllocation
 mode=${1:-write}
+package=; seed=
 
-guid() { printf '%s' "where-allocation/$1" | md5sum | cut -c1-32; }
+guid() { printf '%s' "$seed$1" | md5sum | cut -c1-32; }
 
 # The .meta text Unity itself writes for this kind of asset (trailing spaces included, as Unity has them).
 meta() {
@@ -37,34 +38,40 @@ assets() {
     | sort -u | while read -r p; do [ -e "$package/$p" ] && echo "$p"; done
 }
 
-if [ "$mode" = write ]; then
-  n=0
+[ "$mode" = write ] || [ "$mode" = --check ] || { echo "usage: $0 [--check]" >&2; exit 2; }
+passed=0; failed=0
+one_package() {
+  if [ "$mode" = write ]; then
+    n=0
+    while read -r path; do
+      target="$package/$path.meta"
+      if [ ! -f "$target" ] || [ "$(cat "$target")" != "$(meta "$path")" ]; then meta "$path" >"$target"; n=$((n + 1)); fi
+    done < <(assets)
+    while read -r orphan; do
+      [ -e "${orphan%.meta}" ] || { rm -f "$orphan"; echo "removed $orphan"; }
+    done < <(find "$package" -name '*.meta' -not -path '*/bin/*' -not -path '*/obj/*')
+    echo "unity-meta: $n .meta file(s) written in $package"
+    return 0
+  fi
+
+  fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
   while read -r path; do
     target="$package/$path.meta"
-    if [ ! -f "$target" ] || [ "$(cat "$target")" != "$(meta "$path")" ]; then meta "$path" >"$target"; n=$((n + 1)); fi
+    if [ ! -f "$target" ]; then fail "missing $target"
+    elif [ "$(cat "$target")" != "$(meta "$path")" ]; then fail "stale $target (run scripts/unity-meta.sh)"
+    else passed=$((passed + 1)); fi
   done < <(assets)
   while read -r orphan; do
-    [ -e "${orphan%.meta}" ] || { rm -f "$orphan"; echo "removed $orphan"; }
+    if [ -e "${orphan%.meta}" ]; then continue; fi
+    fail "orphaned $orphan"
   done < <(find "$package" -name '*.meta' -not -path '*/bin/*' -not -path '*/obj/*')
-  echo "unity-meta: $n .meta file(s) written"
-  exit 0
+  built=$(git ls-files -- "$package" | grep -E "^$package/(.*/)?(bin|obj)/" || true)
+  if [ -n "$built" ]; then fail "build output committed in the package folder: $(head -3 <<<"$built" | tr '\n' ' ')"; else passed=$((passed + 1)); fi
+  echo "  meta: $passed checks passed in $package"
+}
+package=src/WhereAllocation; seed=where-allocation/; one_package
+package=src/WhereAllocation.Memory; seed=where-allocation.memory/; one_package
+if [ "$mode" = --check ]; then
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
 fi
-
-[ "$mode" = --check ] || { echo "usage: $0 [--check]" >&2; exit 2; }
-passed=0; failed=0
-fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
-while read -r path; do
-  target="$package/$path.meta"
-  if [ ! -f "$target" ]; then fail "missing $target"
-  elif [ "$(cat "$target")" != "$(meta "$path")" ]; then fail "stale $target (run scripts/unity-meta.sh)"
-  else passed=$((passed + 1)); fi
-done < <(assets)
-while read -r orphan; do
-  if [ -e "${orphan%.meta}" ]; then continue; fi
-  fail "orphaned $orphan"
-done < <(find "$package" -name '*.meta' -not -path '*/bin/*' -not -path '*/obj/*')
-built=$(git ls-files -- "$package" | grep -E "^$package/(.*/)?(bin|obj)/" || true)
-if [ -n "$built" ]; then fail "build output committed in the package folder: $(head -3 <<<"$built" | tr '\n' ' ')"; else passed=$((passed + 1)); fi
-echo "  meta: $passed checks passed in $package"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]

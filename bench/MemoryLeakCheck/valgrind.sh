@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the native-leak check of src/WhereAllocation/Memory under valgrind, on Mono (the library's
+# Runs the native-leak check of the memory package (src/WhereAllocation.Memory) under valgrind, on Mono (the library's
 # netstandard2.1 build, whose native memory all comes from Marshal.AllocHGlobal).
 #
 # 1. Canary: a short run that loses one 12345-byte block through Marshal.AllocHGlobal on purpose. Its

@@ -5,7 +5,6 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
 using WhereAllocation.Interop;
-using WhereAllocation.Memory;
 
 namespace WhereAllocation
 {
@@ -147,15 +146,15 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// The one place the batch's native memory comes from: a single block for every slot's header,
-        /// iovec, sockaddr, send error and buffer, taken from <see cref="PersistentAllocator.Shared"/> (so it
-        /// shows in its live bytes and leak reports, and a double free is caught) on a 64-byte boundary, and
-        /// freed by <see cref="Dispose"/> or, if the batch is never disposed, by the handle's finalizer.
+        /// The one place the batch's native memory comes from: a single block for every slot's header, iovec, sockaddr,
+        /// send error and buffer, on a 64-byte boundary, freed once by <see cref="Dispose"/> or, if the batch is never
+        /// disposed, by the handle's finalizer. One allocation per batch, never per datagram; the sockets package takes it
+        /// from the OS's heap itself rather than from an allocator package, so that it depends on nothing (docs/ARCHITECTURE.md).
         /// </summary>
         private static NativeBlock AllocateNative(int bytes)
         {
             var block = new NativeBlock();
-            block.Take((IntPtr)PersistentAllocator.Shared.Allocate((nuint)bytes, BlockAlignment));
+            block.Take((nuint)bytes);
             return block;
         }
 
@@ -858,6 +857,12 @@ namespace WhereAllocation
         /// <summary>Owns the batch's native block and frees it once: at Dispose (by the last call out), or by its finalizer if the batch is never disposed.</summary>
         private sealed class NativeBlock : SafeHandle
         {
+#if !NET8_0_OR_GREATER
+            // On netstandard2.1 (Mono, Unity), which has no aligned allocation: the start that AllocHGlobal returned, kept
+            // to free it; the handle is that start rounded up to BlockAlignment.
+            private IntPtr _start;
+#endif
+
             internal NativeBlock()
                 : base(IntPtr.Zero, true)
             {
@@ -865,16 +870,48 @@ namespace WhereAllocation
 
             public override bool IsInvalid => handle == IntPtr.Zero;
 
-            internal void Take(IntPtr memory) => SetHandle(memory);
+            /// <summary>Allocates <paramref name="bytes"/> on a <see cref="BlockAlignment"/> boundary (throws OutOfMemoryException when the heap refuses).</summary>
+            internal void Take(nuint bytes)
+            {
+#if NET8_0_OR_GREATER
+                SetHandle((IntPtr)NativeMemory.AlignedAlloc(bytes, BlockAlignment));
+#else
+                // The constructor runs before this: a block taken here is freed by ReleaseHandle even if the batch's
+                // constructor throws afterwards (the finalizer, since the batch is never returned).
+                _start = Marshal.AllocHGlobal((IntPtr)(long)(bytes + BlockAlignment - 1));
+                SetHandle((IntPtr)(((long)_start + BlockAlignment - 1) & ~(long)(BlockAlignment - 1)));
+#endif
+                Interlocked.Increment(ref s_liveBlocks);
+            }
 
             protected override bool ReleaseHandle()
             {
-                PersistentAllocator.Shared.Free((void*)handle);
+#if NET8_0_OR_GREATER
+                NativeMemory.AlignedFree((void*)handle);
+#else
+                Marshal.FreeHGlobal(_start);
+#endif
+                Interlocked.Decrement(ref s_liveBlocks);
+                Volatile.Write(ref _freed, true);
                 return true;
             }
 
             /// <summary>The block's address, for tests.</summary>
             internal IntPtr Address => handle;
+
+            /// <summary>True once the block went back to the heap (a closed handle that a call still holds is not freed yet).</summary>
+            internal bool Freed => Volatile.Read(ref _freed);
+
+            private bool _freed;
         }
+
+        // Batch blocks allocated and not yet freed, in the process: for the tests and the leak check.
+        private static long s_liveBlocks;
+
+        /// <summary>Batch blocks allocated and not yet freed in the process (for tests).</summary>
+        internal static long LiveNativeBlocks => Interlocked.Read(ref s_liveBlocks);
+
+        /// <summary>True once the batch's native block has been freed (for tests).</summary>
+        internal bool NativeBlockFreed => _memory.Freed;
     }
 }

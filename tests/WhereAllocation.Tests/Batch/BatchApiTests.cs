@@ -30,18 +30,21 @@ namespace WhereAllocation.Tests
         }
 
         [Fact]
-        public unsafe void TheNativeBlockComesFromThePersistentAllocatorAndIsFreedOnce()
+        public unsafe void TheNativeBlockIsOneAlignedBlockFreedOnce()
         {
+            long liveBefore = DatagramBatch.LiveNativeBlocks;
             var batch = new DatagramBatch(16, 1500);
             void* block = (void*)batch.NativeBlockAddress;
-            // Owned by the shared persistent allocator, with the size the batch laid out, on a cache line.
-            Assert.Equal(batch.NativeBlockBytes, WhereAllocation.Memory.PersistentAllocator.Shared.SizeOf(block));
+            // One block per batch, counted while it lives, holding every slot, on a cache line.
+            Assert.Equal(liveBefore + 1, DatagramBatch.LiveNativeBlocks);
             Assert.True(batch.NativeBlockBytes >= 16 * 1500);
             Assert.Equal(0, (long)block % 64);
-            long freesBefore = WhereAllocation.Memory.PersistentAllocator.Shared.TotalFrees;
+            Assert.False(batch.NativeBlockFreed);
             batch.Dispose();
-            batch.Dispose(); // a second Dispose frees nothing (the allocator would throw on a double free)
-            Assert.True(WhereAllocation.Memory.PersistentAllocator.Shared.TotalFrees > freesBefore);
+            Assert.True(batch.NativeBlockFreed);
+            Assert.Equal(liveBefore, DatagramBatch.LiveNativeBlocks);
+            batch.Dispose(); // a second Dispose frees nothing
+            Assert.Equal(liveBefore, DatagramBatch.LiveNativeBlocks);
             Assert.Throws<ObjectDisposedException>(() => batch.GetDatagram(0));
         }
 

@@ -1,7 +1,6 @@
 using System;
 using System.Net.Sockets;
 using System.Threading;
-using WhereAllocation.Memory;
 using Xunit;
 
 namespace WhereAllocation.Tests
@@ -57,7 +56,6 @@ namespace WhereAllocation.Tests
         {
             using Socket socket = BatchTraffic.Bound(Family.IPv4);
             var batch = new DatagramBatch(8, 64);
-            void* block = (void*)batch.NativeBlockAddress;
             DatagramBatch.Reader first = batch.BeginRead();
             Assert.Equal(0, first.Count);
             batch.Receive(socket); // nothing queued; the reader ended all the same
@@ -75,9 +73,9 @@ namespace WhereAllocation.Tests
             first.Dispose();
             Assert.IsType<InvalidOperationException>(ReadFailure(copy));
             // No reader holds the block now, so Dispose frees it at once.
-            Assert.True(PersistentAllocator.Shared.SizeOf(block) > 0);
+            Assert.True(!batch.NativeBlockFreed);
             batch.Dispose();
-            Assert.Equal(-1, PersistentAllocator.Shared.SizeOf(block));
+            Assert.True(batch.NativeBlockFreed);
             Assert.Throws<ObjectDisposedException>(() => batch.BeginRead());
         }
 
@@ -95,7 +93,6 @@ namespace WhereAllocation.Tests
         {
             using var pair = new Loopback(Family.IPv4);
             var batch = new DatagramBatch(16, 256);
-            void* block = (void*)batch.NativeBlockAddress;
             var payload = new byte[40];
             int length = TestDatagram.Write(payload, 7, 20);
             pair.Client.SendTo_NonAlloc(payload, 0, length, SocketFlags.None, pair.ServerKey);
@@ -106,12 +103,12 @@ namespace WhereAllocation.Tests
             disposer.Start();
             Assert.True(disposer.Join(10_000));
             // Disposed, but the reader still holds the block: the span reads the datagram, not freed memory.
-            Assert.True(PersistentAllocator.Shared.SizeOf(block) > 0);
+            Assert.True(!batch.NativeBlockFreed);
             Assert.True(TestDatagram.Check(datagram, out uint sequence));
             Assert.Equal(7u, sequence);
             Assert.IsType<ObjectDisposedException>(ReadFailure(reader));
             reader.Dispose(); // the last one out frees it
-            Assert.Equal(-1, PersistentAllocator.Shared.SizeOf(block));
+            Assert.True(batch.NativeBlockFreed);
         }
 
         [Theory]
