@@ -4,8 +4,9 @@
 #    XML docs, README (no repository-relative link), LICENSE, icon, link.xml, an SPDX licence expression and the version
 #    from Directory.Build.props; a clean rebuild gives the same assembly bytes;
 #  - the README's C# blocks compile, and its example runs in fresh consumer projects outside the tree that restore the
-#    package through the README's project-local nuget.config: net10.0 on CoreCLR and netstandard2.1 on Mono (with the
-#    settings docs/INSTALL.md gives), each printing 0 B;
+#    package through the README's project-local nuget.config: net10.0 on CoreCLR, and on Mono a fresh
+#    `dotnet new console` whose project file is docs/INSTALL.md's whole netstandard2.1 .csproj; INSTALL.md's SDK-less
+#    route (unzip, mcs, mono) with its program; each printing 0 B;
 #  - the Unity tarball holds exactly the package folder's tracked files under package/, every asset with its .meta,
 #    LICENSE/README/CHANGELOG, a valid package.json; the Unity samples compile as C# 9 against the library;
 #  - the memory package (src/WhereAllocation.Memory) the same way: its .nupkg (both frameworks, XML docs, README with no
@@ -99,11 +100,28 @@ show $rc "$work/coreclr/add.txt"; show $rc "$work/coreclr/build.txt"
 [ -d "$work/coreclr/.packages/whereallocation/$version" ]; check $? "the package came into the project's own cache (.packages), not the user-wide one"
 timeout 120 dotnet "$work/coreclr/bin/Release/net10.0/coreclr.dll" 2>&1 | tee "$work/coreclr/run.txt"
 grep -qx "0 B allocated by 10 000 round trips" "$work/coreclr/run.txt"; check $? "README example on CoreCLR (net10.0): 0 B allocated by 10 000 round trips"
-consumer mono netstandard2.1 "<LangVersion>9.0</LangVersion><CopyLocalLockFileAssemblies>true</CopyLocalLockFileAssemblies>" "$main"; rc=$?
-check $rc "netstandard2.1 consumer (LangVersion 9.0, CopyLocalLockFileAssemblies) restores and builds"
-show $rc "$work/mono/add.txt"; show $rc "$work/mono/build.txt"
+# docs/INSTALL.md's Mono recipe as a user follows it: today's console template, its project file replaced by the
+# recipe's whole .csproj (the one <TargetFramework>netstandard2.1 block), the README's example as Program.cs.
+recipe=$(awk '/^```xml/{on=1; block=""; next} /^```/{if (on && block ~ /netstandard2.1/) {printf "%s", block; exit} on=0; next} on{block = block $0 "\n"}' docs/INSTALL.md)
+grep -q "<ImplicitUsings>disable</ImplicitUsings>" <<<"$recipe"; check $? "docs/INSTALL.md's Mono recipe found (a whole .csproj)"
+mkdir -p "$work/mono"
+(cd "$work/mono" && dotnet new console -n mono -o . >"$work/mono/new.txt" 2>&1); rc=$?
+check $rc "dotnet new console (today's template)"; show $rc "$work/mono/new.txt"
+cp "$work/recipe/nuget.config" "$work/mono/"; cp "$main" "$work/mono/Program.cs"
+printf '%s\n' "$recipe" | sed "s|<PackageReference Include=\"WhereAllocation\" Version=\"[^\"]*\" />|<PackageReference Include=\"WhereAllocation\" Version=\"$version\" />|" >"$work/mono/mono.csproj"
+(cd "$work/mono" && dotnet build -c Release -nologo -v quiet >"$work/mono/build.txt" 2>&1); rc=$?
+check $rc "the template with INSTALL.md's Mono .csproj restores and builds (netstandard2.1, C# 9)"; show $rc "$work/mono/build.txt"
 timeout 120 mono "$work/mono/bin/Release/netstandard2.1/mono.dll" 2>&1 | tee "$work/mono/run.txt"
-grep -qx "0 B allocated by 10 000 round trips" "$work/mono/run.txt"; check $? "README example on Mono (netstandard2.1): 0 B allocated by 10 000 round trips"
+grep -qx "0 B allocated by 10 000 round trips" "$work/mono/run.txt"; check $? "README example on Mono through INSTALL.md's recipe: 0 B allocated by 10 000 round trips"
+# And without the SDK: INSTALL.md's mcs commands, its program, the library taken out of the .nupkg.
+mkdir -p "$work/mcs"
+awk '/^```csharp/{n++; on=1; next} /^```/{on=0} on && n==1' docs/INSTALL.md >"$work/mcs/Echo.cs"
+grep -q "static void Main" "$work/mcs/Echo.cs"; check $? "docs/INSTALL.md's mcs program found"
+commands=$(awk '/^```sh/{on=1; block=""; next} /^```/{if (on && block ~ /mcs /) {printf "%s", block; exit} on=0; next} on{block = block $0 "\n"}' docs/INSTALL.md)
+cp "$nupkg" "$work/mcs/WhereAllocation.$version.nupkg"
+(cd "$work/mcs" && printf '%s\n' "$commands" | sed "s|WhereAllocation\.[0-9][0-9.]*\.nupkg|WhereAllocation.$version.nupkg|" | timeout 300 bash -e) >"$work/mcs/run.txt" 2>&1; rc=$?
+cat "$work/mcs/run.txt" | tail -3
+grep -qx "0 B allocated by 10 000 round trips" "$work/mcs/run.txt"; check $(( rc || $? )) "INSTALL.md's SDK-less route (unzip, mcs, mono) prints 0 B allocated by 10 000 round trips"
 
 echo "== Unity tarball"
 mkdir -p "$work/unity"
