@@ -133,8 +133,8 @@ bash bench/native/selftest.sh 2>&1 | tee "$log/native.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(native)
 count_summary "$log/native.txt"
 
-echo "== DatagramServer: the sample's invariants on CoreCLR and Mono"
-bash samples/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
+echo "== DatagramServer (bench/DatagramServer, what ./demo.sh runs): its invariants on CoreCLR and Mono"
+bash bench/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(server)
 count_summary "$log/server.txt"
 

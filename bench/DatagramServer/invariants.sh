@@ -51,8 +51,8 @@ shard() {
     $2 == r && $3 == n && c { print $c; exit }' "$1"
 }
 
-echo "building samples/DatagramServer"
-if ! dotnet build samples/DatagramServer -c Release -v quiet -nologo >"$out/build.txt" 2>&1; then
+echo "building bench/DatagramServer"
+if ! dotnet build bench/DatagramServer -c Release -v quiet -nologo >"$out/build.txt" 2>&1; then
   cat "$out/build.txt"
   echo "0 passed, 1 failed"
   exit 1
@@ -60,11 +60,11 @@ fi
 
 for runtime in coreclr mono; do
   if [ "$runtime" = coreclr ]; then
-    run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll)
+    run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll)
     methods=(alloc-baseline managed-nonalloc library library-batch dotnet-socketaddress seed-async-alloc seed-async-reuse library-async dotnet-socketaddress-async raw-pinvoke raw-pinvoke-held raw-pinvoke-safe raw-recvmmsg c-recvfrom c-recvmmsg)
     absent=()
   else
-    run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll)
+    run=(mono --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll)
     methods=(alloc-baseline managed-nonalloc library library-batch seed-async-alloc seed-async-reuse library-async raw-pinvoke raw-pinvoke-held raw-pinvoke-safe raw-recvmmsg c-recvfrom c-recvmmsg)
     absent=(dotnet-socketaddress dotnet-socketaddress-async)
   fi
@@ -163,8 +163,8 @@ send_header='runtime,table,sender,n,rounds,cpu_ns_per_datagram_median,bytes_per_
 scale_header='runtime,receiver,n,rounds,cpu_ns_per_datagram_median,growth_to_first_n,bytes_per_datagram,lost,wrong_peer'
 for runtime in coreclr mono; do
   case $runtime in
-    coreclr) run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll) ;;
-    mono) run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
+    coreclr) run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll) ;;
+    mono) run=(mono --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
   esac
   sdir="$out/$runtime-send"
   timeout 180 "${run[@]}" --mode send --peers 1,100 --rounds 2 --out "$sdir" >"$out/$runtime-send.txt" 2>&1
@@ -210,8 +210,8 @@ done
 pingpong_header='runtime,server,clients,rounds,echoes_per_second_median,cpu_ns_per_echo_median,bytes_per_echo,syscalls_per_echo,p50_us,p99_us,p999_us,lost,wrong'
 for runtime in coreclr mono; do
   case $runtime in
-    coreclr) run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll); servers="c-echo library library-async library-batch runtime runtime-socketaddress" ;;
-    mono) run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll); servers="c-echo library library-async library-batch runtime" ;;
+    coreclr) run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll); servers="c-echo library library-async library-batch runtime runtime-socketaddress" ;;
+    mono) run=(mono --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll); servers="c-echo library library-async library-batch runtime" ;;
   esac
   pdir="$out/$runtime-pingpong"
   timeout 300 "${run[@]}" --mode pingpong --clients 1,20 --rounds 1 --pingpong-ms 300 --out "$pdir" >"$out/$runtime-pingpong.txt" 2>&1
@@ -244,9 +244,9 @@ done
 frames_header='runtime,rate,way,frames,p50_ms,p99_ms,p999_ms,max_ms,over_budget,collections,frames_with_collection,longest_pause_ms,pause_source,bytes_per_frame,p99_over_p50,slow_frames,slow_preempted,slow_collecting,live_heap_mb,cpu_p50_ms,cpu_p99_ms'
 for runtime in coreclr mono mono-boehm; do
   case $runtime in
-    coreclr) run=(dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll) ;;
-    mono) run=(mono --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
-    mono-boehm) run=(mono-boehm --debug samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
+    coreclr) run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll) ;;
+    mono) run=(mono --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
+    mono-boehm) run=(mono-boehm --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
   esac
   fdir="$out/$runtime-frames"
   timeout 120 "${run[@]}" --frame-times --frames 20 --frame-rates 60,0 --live-heap-mb 8 --frame-clients 2 --frame-entities 16 --frame-warmup 5 \

@@ -1,7 +1,7 @@
 using System;
 using System.Text;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// --check-format: proves <see cref="WaFormat"/> against bench/native/README.md on the runtime at hand:

@@ -1,6 +1,6 @@
 using System;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>Why a datagram failed <see cref="WaFormat.Check(string, out long)"/>; the same codes, in the same order, as the C receiver's check.</summary>
     internal enum WaCheckResult

@@ -1,6 +1,6 @@
 using System;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// What each frame reads before and after itself, all without allocating: collections (every kind this runtime

@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>The command line of the frame-time benchmark (--frame-times): its own options, parsed apart from the others.</summary>
     internal sealed class FrameTimesOptions

@@ -4,7 +4,7 @@ using System.IO;
 using System.Linq;
 using System.Text;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>The frame-time figures of one run: per way and rate, the percentiles, the budget, collections, pauses, preemption.</summary>
     internal sealed class FrameTimesReport

@@ -5,7 +5,7 @@ using System.Linq;
 using System.Security;
 using System.Text;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// frametimes.svg: per rate, frame time over the run (one line per way, the 16.7 ms budget marked, frames with a

@@ -1,6 +1,6 @@
 using System;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// The live heap of the frame-time benchmark: a game's state as a server holds it, ordinary small managed objects

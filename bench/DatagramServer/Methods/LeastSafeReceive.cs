@@ -3,7 +3,7 @@ using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// The least a receive can be that keeps what the library's receive keeps, as one method called per datagram with no

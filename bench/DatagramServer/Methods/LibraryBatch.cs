@@ -2,7 +2,7 @@ using System;
 using System.Net.Sockets;
 using System.Text;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// This library's batched receive: a <see cref="DatagramBatch"/> of 64 slots in native memory, filled by

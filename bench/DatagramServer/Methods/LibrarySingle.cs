@@ -2,7 +2,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Text;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// This library, one datagram per call: <c>ReceiveFrom_NonAlloc</c> with an <see cref="IPEndPointNonAlloc"/>

@@ -1,7 +1,7 @@
 using System;
 using System.Collections.Generic;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// Every receiver the benchmark knows, in the order of the results. A method that cannot run in this

@@ -3,7 +3,7 @@ using System.Net.Sockets;
 using System.Reflection;
 using System.Runtime.InteropServices;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>The bare Linux calls of the for-scale rows (raw-pinvoke, raw-pinvoke-held, raw-pinvoke-safe, raw-recvmmsg).</summary>
     internal static unsafe class RawCalls

@@ -1,6 +1,6 @@
 using System.Net.Sockets;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>One way of receiving the benchmark's datagrams: one row of the results.</summary>
     internal abstract class ReceiverMethod

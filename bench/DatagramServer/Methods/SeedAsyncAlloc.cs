@@ -4,7 +4,7 @@ using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// The seed server's receive loop, exactly in its shape: an async loop that makes a new buffer per datagram,

@@ -4,7 +4,7 @@ using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// The seed server's second version, exactly in its shape: the same async loop with the buffer and the chars

@@ -2,7 +2,7 @@ using System;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// The few Linux calls the benchmark needs and the runtimes do not offer: CPU pinning, SO_RCVBUF set

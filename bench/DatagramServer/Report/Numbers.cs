@@ -1,7 +1,7 @@
 using System;
 using System.Globalization;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>How numbers are written in every output: invariant culture, empty for "not applicable".</summary>
     internal static class Numbers

@@ -1,4 +1,4 @@
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// What every receiver row counts, whatever the scenario: the datagrams sent, dropped by the kernel, read and found good or bad,

@@ -2,7 +2,7 @@ using System.Collections.Generic;
 using System.IO;
 using System.Text;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>Writes results.csv, details.csv, summary.csv, rounds.csv, shards.csv, tick.csv and results.md.</summary>
     internal static class Reports

@@ -1,6 +1,6 @@
 using System.Collections.Generic;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>One method's measured run: a row of results.csv (and of details.csv).</summary>
     internal sealed class ResultRow : ReceiverCounts

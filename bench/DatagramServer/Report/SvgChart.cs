@@ -4,7 +4,7 @@ using System.Globalization;
 using System.Security;
 using System.Text;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>results.svg: two bar charts, datagrams/s and bytes allocated per datagram, one bar per method.</summary>
     internal static class SvgChart

@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.IO;
 using System.Linq;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>--mode scale: the many-peers drain table (ScaleScenario), written to scale.md.</summary>
     internal static class ScaleMode

@@ -6,7 +6,7 @@ using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Text;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// Bursts to one peer (--mode send): bursts of 8, 16 and 64 MTU-size datagrams (1472 bytes) through a DatagramBatch

@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.IO;
 using System.Linq;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>--mode send: the fan-out table (FanoutScenario) and the burst table (BurstScenario), written to send.md.</summary>
     internal static class SendMode

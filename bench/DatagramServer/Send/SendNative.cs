@@ -2,7 +2,7 @@ using System;
 using System.Diagnostics;
 using System.Runtime.InteropServices;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>The bare Linux calls of the send rows (raw-sendto, raw-sendmmsg) and the receivers' drain, and the C program's runner.</summary>
     internal static unsafe class SendNative

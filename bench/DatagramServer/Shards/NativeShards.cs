@@ -7,7 +7,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Threading;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// The C side of the shard scenario: bench/native's wa-shards, N SO_REUSEPORT sockets on one loopback port drained

@@ -1,6 +1,6 @@
 using System.Collections.Generic;
 
-namespace WhereAllocation.Samples.DatagramServer
+namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>One receiver at one shard count in the shard scenario, over every fill of every round: a row of shards.csv.
     /// AllocatedBytes are the shard threads' while draining the measured fills.</summary>
