@@ -17,6 +17,8 @@ namespace WhereAllocation.Bench.DatagramServer
         Scale,
         /// <summary>N clients with one datagram each in flight against one echo thread: receives that wait (PingPong/).</summary>
         PingPong,
+        /// <summary>--frame-times: a game server's frames over a live heap, the allocating way and the library's (FrameTimes/).</summary>
+        FrameTimes,
     }
 
     /// <summary>The command line. <see cref="Help"/> is what --help prints.</summary>
@@ -58,6 +60,7 @@ namespace WhereAllocation.Bench.DatagramServer
         public string? NativeDirectory { get; private set; }
         public bool ShowHelp { get; private set; }
         public bool CheckFormat { get; private set; }
+        public FrameTimesOptions FrameTimes { get; } = new FrameTimesOptions();
 
         /// <summary>The results folder: --out, else results/&lt;runtime label&gt; under the current folder.</summary>
         public string ResolvedOutput => Path.GetFullPath(OutputDirectory ?? Path.Combine("results", RuntimeLabel));
@@ -132,6 +135,21 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --check-format     for tests: check the datagram code against bench/native's test vectors and exit
   --help             this text
 
+--frame-times        the frame-time benchmark instead of the receive table: a game server's frames, each one
+                     sending K clients x E entity updates and receiving them all, at a fixed rate and flat out,
+                     over a live heap of ordinary objects standing for game state; per frame its duration, the
+                     thread's CPU time, whether a collection ran in it and its pause; the allocating way and the
+                     library's, interleaved. Writes frametimes.md, frametimes.csv, frames.csv, frametimes.svg.
+                     Only these options (and --out) go with it, and these only with it:
+  --frames N         measured frames per way and rate (default 360)
+  --frame-rates LIST frames per second, 0 = flat out (default 60,0)
+  --live-heap-mb M   live game state in MB of small objects that survive the run (default 256)
+  --frame-clients K  client sockets (default 8)
+  --frame-entities E entity updates per client per frame (default 64)
+  --frame-rounds R   interleaved rounds per rate: the ways take turns in R parts (default 2)
+  --frame-warmup W   unmeasured frames per way first (default 30)
+  (its --out default is results/<runtime label>, the label mono-boehm under Boehm)
+
 Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrupt datagrams;
 3 when some row does not; 2 for bad options; 1 when a run failed.";
 
@@ -139,7 +157,8 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
         public static Options Parse(string[] args)
         {
             var o = new Options();
-            bool countGiven = false;
+            bool countGiven = false, modeGiven = false;
+            var given = new List<string>();
             for (int i = 0; i < args.Length; i++)
             {
                 string name = args[i];
@@ -153,13 +172,24 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                     o.CheckFormat = true;
                     continue;
                 }
+                if (name == "--frame-times")
+                {
+                    if (modeGiven && o.Mode != RunMode.FrameTimes) throw new ArgumentException("--frame-times is a mode of its own: not with --mode");
+                    o.Mode = RunMode.FrameTimes;
+                    modeGiven = true;
+                    continue;
+                }
                 if (i + 1 >= args.Length) throw new ArgumentException("option " + name + " needs a value (see --help)");
                 string value = args[++i];
+                given.Add(name);
+                FrameTimesOptions frames = o.FrameTimes;
                 switch (name)
                 {
                     case "--count": o.Count = Number(name, value, 1, 1_000_000_000); countGiven = true; break;
                     case "--size": o.Size = (int)Number(name, value, WaFormat.MinSize, WaFormat.MaxSize); break;
                     case "--mode":
+                        if (modeGiven && o.Mode == RunMode.FrameTimes) throw new ArgumentException("--frame-times is a mode of its own: not with --mode");
+                        modeGiven = true;
                         if (value == "stream") o.Mode = RunMode.Stream;
                         else if (value == "drain") o.Mode = RunMode.Drain;
                         else if (value == "send") o.Mode = RunMode.Send;
@@ -190,8 +220,8 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                     case "--shards": o.ShardCounts = ShardList(value); break;
                     case "--shard-fills": o.ShardFills = (int)Number(name, value, 1, 1000); break;
                     case "--shard-fill": o.ShardFill = (int)Number(name, value, 1, 1_000_000); break;
-                    case "--peers": o.PeerCounts = PeerList(value); break;
-                    case "--clients": o.ClientCounts = ClientList(value); break;
+                    case "--peers": o.PeerCounts = List(name, value, 1, 10000, "count"); break;
+                    case "--clients": o.ClientCounts = List(name, value, 1, 4096, "count"); break;
                     case "--pingpong-ms": o.PingPongMillis = (int)Number(name, value, 100, 600_000); break;
                     case "--syscalls":
                         if (value != "on" && value != "off") throw new ArgumentException("--syscalls must be on or off");
@@ -205,9 +235,26 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                     case "--sender-cpu": o.SenderCpu = (int)Number(name, value, 0, 63); break;
                     case "--native-dir": o.NativeDirectory = value; break;
                     case "--inject-corrupt": o.Inject = (int)Number(name, value, 0, 1000); break;
+                    case "--frames": frames.Frames = (int)Number(name, value, 10, 1_000_000); break;
+                    case "--frame-rates": frames.Rates = List(name, value, 0, 1000, "rate"); break;
+                    case "--live-heap-mb": frames.LiveHeapMb = (int)Number(name, value, 0, 16_384); break;
+                    case "--frame-clients": frames.Clients = (int)Number(name, value, 1, 64); break;
+                    case "--frame-entities": frames.Entities = (int)Number(name, value, 1, 10_000); break;
+                    case "--frame-rounds": frames.Rounds = (int)Number(name, value, 1, 100); break;
+                    case "--frame-warmup": frames.WarmUpFrames = (int)Number(name, value, 0, 10_000); break;
                     default: throw new ArgumentException("unknown option " + name + " (see --help)");
                 }
             }
+            // The frame-time benchmark has options of its own and takes none of the others but --out.
+            foreach (string name in given)
+            {
+                bool frameOption = Array.IndexOf(FrameTimesOptions.Names, name) >= 0;
+                if (o.Mode == RunMode.FrameTimes && !frameOption && name != "--out") throw new ArgumentException(name + " does not go with --frame-times (see --help)");
+                if (o.Mode != RunMode.FrameTimes && frameOption) throw new ArgumentException(name + " goes with --frame-times only (see --help)");
+            }
+            if (o.FrameTimes.Frames < o.FrameTimes.Rounds) throw new ArgumentException("--frames must be at least --frame-rounds");
+            // The frame-time results of Mono with the Boehm collector go apart from Mono's (SGen): its own label.
+            if (o.Mode == RunMode.FrameTimes) o.RuntimeLabel = FrameCounters.RuntimeLabel;
             if (!countGiven) o.Count = o.Mode == RunMode.Drain ? DefaultDrainCount : DefaultStreamCount;
             // Send and scale: rows of a few milliseconds each, whose rounds on a shared machine spread by a tenth or more; nine
             // rounds keep their medians steady and both runs under a minute per runtime on an idle 2-CPU machine.
@@ -224,19 +271,12 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
             return counts;
         }
 
-        private static List<int> PeerList(string value)
+        /// <summary>A comma-separated list of whole numbers from <paramref name="min"/> to <paramref name="max"/>, at least one.</summary>
+        private static List<int> List(string name, string value, long min, long max, string what)
         {
             var counts = new List<int>();
-            foreach (string part in value.Split(new[] { ',' }, StringSplitOptions.RemoveEmptyEntries)) counts.Add((int)Number("--peers", part.Trim(), 1, 10000));
-            if (counts.Count == 0) throw new ArgumentException("--peers needs at least one count");
-            return counts;
-        }
-
-        private static List<int> ClientList(string value)
-        {
-            var counts = new List<int>();
-            foreach (string part in value.Split(new[] { ',' }, StringSplitOptions.RemoveEmptyEntries)) counts.Add((int)Number("--clients", part.Trim(), 1, 4096));
-            if (counts.Count == 0) throw new ArgumentException("--clients needs at least one count");
+            foreach (string part in value.Split(new[] { ',' }, StringSplitOptions.RemoveEmptyEntries)) counts.Add((int)Number(name, part.Trim(), min, max));
+            if (counts.Count == 0) throw new ArgumentException(name + " needs at least one " + what);
             return counts;
         }
 

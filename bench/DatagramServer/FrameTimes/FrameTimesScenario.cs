@@ -14,18 +14,9 @@ namespace WhereAllocation.Bench.DatagramServer
     /// </summary>
     internal static class FrameTimesScenario
     {
-        public static int RunAll(string[] args)
+        public static int Run(Options all)
         {
-            FrameTimesOptions options;
-            try
-            {
-                options = FrameTimesOptions.Parse(args);
-            }
-            catch (ArgumentException e)
-            {
-                Console.Error.WriteLine("DatagramServer: " + e.Message);
-                return 2;
-            }
+            FrameTimesOptions options = all.FrameTimes;
             var report = new FrameTimesReport
             {
                 RuntimeLabel = FrameCounters.RuntimeLabel,
@@ -52,7 +43,7 @@ namespace WhereAllocation.Bench.DatagramServer
             Exception? failure = null;
             var thread = new Thread(() =>
             {
-                try { Run(options, state, report); }
+                try { RunWays(options, state, report); }
                 catch (Exception e) { failure = e; }
             }, 1024 * 1024) { IsBackground = true, Name = "frames" };
             thread.Start();
@@ -65,7 +56,7 @@ namespace WhereAllocation.Bench.DatagramServer
             GC.KeepAlive(state);
             report.TotalSeconds = watch.Elapsed.TotalSeconds;
 
-            string output = options.ResolvedOutput(report.RuntimeLabel);
+            string output = all.ResolvedOutput;
             report.Write(output);
             Console.WriteLine();
             Console.WriteLine(report.ConsoleTable());
@@ -73,7 +64,7 @@ namespace WhereAllocation.Bench.DatagramServer
             return report.Lost == 0 ? 0 : 3;
         }
 
-        private static void Run(FrameTimesOptions options, GameState state, FrameTimesReport report)
+        private static void RunWays(FrameTimesOptions options, GameState state, FrameTimesReport report)
         {
             var ways = new TickWay[] { new AllocatingWay(), new LibraryWay() };
             var frames = new TickFrame[ways.Length];

@@ -28,8 +28,23 @@ namespace WhereAllocation.Bench.DatagramServer
         public string ReceiverPath { get; }
         public string ShardsPath { get; }
 
-        /// <summary>bench/native of this checkout: the given folder, or the first one found walking up from the program and from the current folder.</summary>
-        public static string? Locate(string? given)
+        /// <summary>
+        /// bench/native (--native-dir, else the first one found walking up from the program and from the current folder), its
+        /// programs built: the start of every mode that runs them.
+        /// </summary>
+        public static NativeTools Prepare(Options options)
+        {
+            string directory = Locate(options.NativeDirectory) ?? throw new InvalidOperationException("bench/native not found; pass --native-dir");
+            Console.Write("building the C programs (" + directory + "/build.sh) ... ");
+            NativeTools tools = Build(directory);
+            Console.WriteLine("done");
+            return tools;
+        }
+
+        /// <summary>The path of a program built from bench/native (wa-fanout, wa-burst, wa-echo, ...).</summary>
+        public string PathOf(string program) => Path.Combine(Directory, "build", program);
+
+        private static string? Locate(string? given)
         {
             if (given != null) return File.Exists(Path.Combine(given, "build.sh")) ? Path.GetFullPath(given) : null;
             foreach (string start in new[] { AppContext.BaseDirectory, System.IO.Directory.GetCurrentDirectory() })
@@ -44,7 +59,7 @@ namespace WhereAllocation.Bench.DatagramServer
         }
 
         /// <summary>Runs build.sh (sh, the system C compiler) and returns the programs, or throws with the compiler's output.</summary>
-        public static NativeTools Build(string directory)
+        private static NativeTools Build(string directory)
         {
             ProcessOutput output = RunToEnd("sh", new[] { Path.Combine(directory, "build.sh") }, TimeSpan.FromSeconds(120));
             if (output.ExitCode != 0)
@@ -133,16 +148,14 @@ namespace WhereAllocation.Bench.DatagramServer
             foreach (string line in diagnostics.Split('\n'))
             {
                 if (!line.StartsWith(prefix, StringComparison.Ordinal)) continue;
-                double seconds = 0;
-                foreach (string pair in line.Substring(prefix.Length).Split(' '))
-                {
-                    if (pair.StartsWith("user=", StringComparison.Ordinal) || pair.StartsWith("sys=", StringComparison.Ordinal))
-                        seconds += double.Parse(pair.Substring(pair.IndexOf('=') + 1), CultureInfo.InvariantCulture);
-                }
-                return (long)(seconds * 1e9);
+                Dictionary<string, string> values = Pairs(line.Substring(prefix.Length));
+                return (long)((Seconds(values, "user") + Seconds(values, "sys")) * 1e9);
             }
             return 0;
         }
+
+        private static double Seconds(Dictionary<string, string> values, string key) =>
+            values.TryGetValue(key, out string? text) && double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out double seconds) ? seconds : 0;
 
         /// <summary>Ends a child that is no longer wanted (resuming it first in case it was stopped).</summary>
         public static void Abandon(Process process)
@@ -178,14 +191,20 @@ namespace WhereAllocation.Bench.DatagramServer
         {
             string line = stdout.Trim();
             int newline = line.LastIndexOf('\n');
-            if (newline >= 0) line = line.Substring(newline + 1);
+            Dictionary<string, string> values = Pairs(newline >= 0 ? line.Substring(newline + 1) : line);
+            if (values.Count == 0) throw new FormatException(program + " printed no result line: '" + stdout.Trim() + "'");
+            return values;
+        }
+
+        /// <summary>The key=value pairs of one line, separated by spaces (what every C program of bench/native prints).</summary>
+        private static Dictionary<string, string> Pairs(string line)
+        {
             var values = new Dictionary<string, string>(StringComparer.Ordinal);
             foreach (string pair in line.Split(new[] { ' ' }, StringSplitOptions.RemoveEmptyEntries))
             {
                 int equals = pair.IndexOf('=');
                 if (equals > 0) values[pair.Substring(0, equals)] = pair.Substring(equals + 1);
             }
-            if (values.Count == 0) throw new FormatException(program + " printed no result line: '" + stdout.Trim() + "'");
             return values;
         }
 
@@ -240,35 +259,12 @@ namespace WhereAllocation.Bench.DatagramServer
 
         private static ProcessOutput Finish(Process process, TimeSpan timeout, string name)
         {
-            if (!process.WaitForExit((int)timeout.TotalMilliseconds))
-            {
-                Abandon(process);
-                throw new TimeoutException(name + " did not finish within " + timeout.TotalSeconds + " s");
-            }
-            process.WaitForExit();
-            s_captured.TryGetValue(process, out Captured? captured);
-            string stdout = captured?.Out?.Result ?? "";
-            string stderr = captured?.Err?.Result ?? "";
-            var output = new ProcessOutput(process.ExitCode, stdout, stderr);
-            process.Dispose();
-            if (output.ExitCode != 0) throw new InvalidOperationException(name + " failed (exit " + output.ExitCode + "): " + stderr.Trim());
+            ProcessOutput output = FinishProgram(process, timeout, name);
+            if (output.ExitCode != 0) throw new InvalidOperationException(name + " failed (exit " + output.ExitCode + "): " + output.StandardError.Trim());
             return output;
         }
 
-        private static ProcessOutput RunToEnd(string file, string[] arguments, TimeSpan timeout)
-        {
-            Process process = Start(file, arguments);
-            if (!process.WaitForExit((int)timeout.TotalMilliseconds))
-            {
-                try { process.Kill(); } catch (InvalidOperationException) { }
-                throw new TimeoutException(file + " did not finish within " + timeout.TotalSeconds + " s");
-            }
-            process.WaitForExit();
-            s_captured.TryGetValue(process, out Captured? captured);
-            var output = new ProcessOutput(process.ExitCode, captured?.Out?.Result ?? "", captured?.Err?.Result ?? "");
-            process.Dispose();
-            return output;
-        }
+        private static ProcessOutput RunToEnd(string file, string[] arguments, TimeSpan timeout) => FinishProgram(Start(file, arguments), timeout, file);
 
         private static string Join(string[] arguments)
         {

@@ -56,12 +56,9 @@ namespace WhereAllocation.Bench.DatagramServer
         {
             Console.WriteLine("where-allocation DatagramServer --mode pingpong on " + Machine.RuntimeDescription);
             Console.WriteLine("machine: " + Machine.Describe() + "; load average " + Machine.LoadAverage);
-            string? nativeDirectory = NativeTools.Locate(options.NativeDirectory);
-            if (nativeDirectory == null) throw new InvalidOperationException("bench/native not found; pass --native-dir");
-            NativeTools.Build(nativeDirectory);
-            string build = Path.Combine(nativeDirectory, "build");
-            string client = Path.Combine(build, "wa-pingpong");
-            string echo = Path.Combine(build, "wa-echo");
+            NativeTools tools = NativeTools.Prepare(options);
+            string client = tools.PathOf("wa-pingpong");
+            string echo = tools.PathOf("wa-echo");
 
             var servers = new List<EchoServer>();
             var names = new List<string>();

@@ -12,9 +12,7 @@ namespace WhereAllocation.Bench.DatagramServer
         {
             Console.WriteLine("where-allocation DatagramServer --mode scale on " + Machine.RuntimeDescription);
             Console.WriteLine("machine: " + Machine.Describe() + "; load average " + Machine.LoadAverage);
-            string? nativeDirectory = NativeTools.Locate(options.NativeDirectory);
-            if (nativeDirectory == null) throw new InvalidOperationException("bench/native not found; pass --native-dir");
-            NativeTools tools = NativeTools.Build(nativeDirectory);
+            NativeTools tools = NativeTools.Prepare(options);
             var started = DateTime.UtcNow;
             List<ScaleScenario.Row> rows = ScaleScenario.Run(options, tools.ReceiverPath, Console.WriteLine);
             string markdown = "### Many peers: " + Machine.RuntimeDescription + "\n\n"

@@ -12,10 +12,7 @@ namespace WhereAllocation.Bench.DatagramServer
         {
             Console.WriteLine("where-allocation DatagramServer --mode send on " + Machine.RuntimeDescription);
             Console.WriteLine("machine: " + Machine.Describe() + "; load average " + Machine.LoadAverage);
-            string? nativeDirectory = NativeTools.Locate(options.NativeDirectory);
-            if (nativeDirectory == null) throw new InvalidOperationException("bench/native not found; pass --native-dir");
-            NativeTools.Build(nativeDirectory);
-            string fanout = Path.Combine(nativeDirectory, "build", "wa-fanout");
+            NativeTools tools = NativeTools.Prepare(options);
             var started = DateTime.UtcNow;
             // Every sender, the library's thread and the C programs (each a process of its own, which the scheduler would put on
             // whichever CPU is free, with other caches and load), on one CPU: their rows compare the same CPU's work.
@@ -27,8 +24,8 @@ namespace WhereAllocation.Bench.DatagramServer
             placement.ToMeasured();
             try
             {
-                rows = FanoutScenario.Run(options, fanout, placement.CpuArgument, Console.WriteLine);
-                bursts = BurstScenario.Run(options, Path.Combine(nativeDirectory, "build", "wa-burst"), placement.CpuArgument, Console.WriteLine, out coalesced);
+                rows = FanoutScenario.Run(options, tools.PathOf("wa-fanout"), placement.CpuArgument, Console.WriteLine);
+                bursts = BurstScenario.Run(options, tools.PathOf("wa-burst"), placement.CpuArgument, Console.WriteLine, out coalesced);
             }
             finally
             {
