@@ -6,7 +6,8 @@ namespace WhereAllocation.Bench.DatagramServer
     /// <summary>
     /// --check-format: proves <see cref="WaFormat"/> against bench/native/README.md on the runtime at hand:
     /// the published test vectors, every single-char change and every truncation of them rejected, the
-    /// faster Fletcher-32 equal to the one-step definition, and Fill/Check round trips.
+    /// faster Fletcher-32 equal to the one-step definition over chars and bytes, the check of bytes agreeing with the
+    /// check of chars, and Fill/Check round trips.
     /// </summary>
     internal static unsafe class FormatSelfTest
     {
@@ -60,13 +61,20 @@ namespace WhereAllocation.Bench.DatagramServer
                         chars[i] = (char)c;
                         WaCheckResult result = WaFormat.Check(chars, chars.Length, out _);
                         Expect(result != WaCheckResult.Ok, "vector " + v + " with char " + i + " set to " + c + " is rejected");
+                        bytes[i] = (byte)c;
+                        Expect(WaFormat.Check(bytes, out _) == result, "vector " + v + " with byte " + i + " set to " + c + " fails as the chars do (" + result + ")");
                         WaCheckResult? expected = ExpectedResult(i, (char)c, chars.Length);
                         if (expected != null) Expect(result == expected, "vector " + v + " with char " + i + " set to " + c + " fails as " + expected + ", not " + result);
                     }
                     chars[i] = original;
+                    bytes[i] = (byte)original;
                 }
+                Expect(WaFormat.Check(bytes, out long byteSequence) == WaCheckResult.Ok && byteSequence == Sequences[v], "test vector " + v + " is valid as bytes with its sequence");
                 for (int length = 0; length < chars.Length; length++)
+                {
                     Expect(WaFormat.Check(chars, length, out _) != WaCheckResult.Ok, "vector " + v + " cut to " + length + " chars is rejected");
+                    Expect(WaFormat.Check(bytes.AsSpan(0, length), out _) != WaCheckResult.Ok, "vector " + v + " cut to " + length + " bytes is rejected");
+                }
             }
 
             var random = new Random(7);
@@ -83,6 +91,16 @@ namespace WhereAllocation.Bench.DatagramServer
                 uint actual;
                 fixed (char* p = data) actual = WaFormat.Fletcher32(p, length);
                 Expect(actual == (uint)((sum2 << 16) | sum1), "Fletcher-32 of " + length + " random chars equals the one-step definition");
+                var low = new byte[length];
+                sum1 = sum2 = 0;
+                for (int i = 0; i < length; i++)
+                {
+                    low[i] = (byte)data[i];
+                    sum1 = (sum1 + low[i]) % 65535;
+                    sum2 = (sum2 + sum1) % 65535;
+                }
+                fixed (byte* p = low) actual = WaFormat.Fletcher32(p, length);
+                Expect(actual == (uint)((sum2 << 16) | sum1), "Fletcher-32 of " + length + " random bytes equals the one-step definition");
             }
 
             for (long sequence = 0; sequence < 2000; sequence += 13)
@@ -93,6 +111,7 @@ namespace WhereAllocation.Bench.DatagramServer
                     WaFormat.Fill(bytes, 0, size, sequence);
                     char[] chars = Encoding.UTF8.GetChars(bytes);
                     Expect(WaFormat.Check(chars, chars.Length, out long back) == WaCheckResult.Ok && back == sequence, "round trip of " + sequence + " at " + size + " bytes");
+                    Expect(WaFormat.Check(bytes, out back) == WaCheckResult.Ok && back == sequence, "round trip of " + sequence + " at " + size + " bytes, checked as bytes");
                 }
             }
 

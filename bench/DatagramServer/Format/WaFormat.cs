@@ -20,10 +20,12 @@ namespace WhereAllocation.Bench.DatagramServer
     /// 'a' + (seq + i) % 26 and the hex digits are a Fletcher-32 (one byte per step) of everything before them.
     /// </summary>
     /// <remarks>
-    /// Receivers check the text after UTF-8 decoding, so the check runs over chars; for a valid datagram
-    /// every char is ASCII and has the value of its byte, so the result equals the C receiver's check of
-    /// the bytes. The core works on a pointer: one code path for a string and a char array, without
-    /// bounds checks in the inner loops, as the C code has none.
+    /// The one C# copy of the format: the DatagramServer's receivers check the text after UTF-8 decoding (chars; for a
+    /// valid datagram every char is ASCII and has the value of its byte, so the result equals the C receiver's check of
+    /// the bytes), bench/BatchReceive checks the bytes as received, and <see cref="Fill"/> writes them with the same
+    /// checksum. The core works on a pointer to either element, byte or char (<see cref="At{T}"/>; each is compiled on
+    /// its own, so the test of the element's size is a constant there): one code path for all three, without bounds
+    /// checks in the inner loops, as the C code has none. bench/BatchReceive compiles this file in.
     /// </remarks>
     internal static unsafe class WaFormat
     {
@@ -36,8 +38,21 @@ namespace WhereAllocation.Bench.DatagramServer
         private const int FillerOffset = 14;
         private const int SumLength = 8;
 
-        // 'a'..'z' twice: the 26 filler letters that start at letter k are DoubledAlphabet[k .. k + 26).
-        private static readonly char[] DoubledAlphabet = "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz".ToCharArray();
+        // 'a'..'z' twice, as chars and as bytes, in native memory made once for the process (no pinning per check): the 26
+        // filler letters that start at letter k are s_chars[k .. k + 26), or s_bytes[k .. k + 26).
+        private static readonly char* s_chars = DoubledAlphabet<char>();
+        private static readonly byte* s_bytes = DoubledAlphabet<byte>();
+
+        private static T* DoubledAlphabet<T>() where T : unmanaged
+        {
+            var p = (T*)System.Runtime.InteropServices.Marshal.AllocHGlobal(52 * sizeof(T));
+            for (int i = 0; i < 52; i++)
+            {
+                if (sizeof(T) == 1) ((byte*)p)[i] = (byte)('a' + i % 26);
+                else ((char*)p)[i] = (char)('a' + i % 26);
+            }
+            return p;
+        }
 
         /// <summary>Checks a decoded datagram held in a string.</summary>
         public static WaCheckResult Check(string text, out long sequence)
@@ -52,45 +67,54 @@ namespace WhereAllocation.Bench.DatagramServer
             fixed (char* p = chars) return Check(p, length, out sequence);
         }
 
-        private static WaCheckResult Check(char* p, int length, out long sequence)
+        /// <summary>Checks a datagram's bytes as received, without decoding them.</summary>
+        public static WaCheckResult Check(ReadOnlySpan<byte> datagram, out long sequence)
+        {
+            // Not 'fixed (byte* p = datagram)': Mono 6.8 lacks ReadOnlySpan's 'ref readonly' GetPinnableReference.
+            fixed (byte* p = &System.Runtime.InteropServices.MemoryMarshal.GetReference(datagram)) return Check(p, datagram.Length, out sequence);
+        }
+
+        /// <summary>Element <paramref name="i"/> of a datagram held as bytes or as chars.</summary>
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+        private static int At<T>(T* p, int i) where T : unmanaged => sizeof(T) == 1 ? ((byte*)p)[i] : ((char*)p)[i];
+
+        private static WaCheckResult Check<T>(T* p, int length, out long sequence) where T : unmanaged
         {
             sequence = 0;
             if (length < MinSize) return WaCheckResult.Short;
-            if (p[0] != 'W' || p[1] != 'A' || p[2] != ' ') return WaCheckResult.Prefix;
+            if (At(p, 0) != 'W' || At(p, 1) != 'A' || At(p, 2) != ' ') return WaCheckResult.Prefix;
 
             // The ten digits as two five-digit halves in int arithmetic: Mono's JIT divides a long by a
             // constant with a real division, and the filler's starting letter needs the sequence mod 26.
             int high = 0, low = 0;
             for (int i = DigitsOffset; i < DigitsOffset + 5; i++)
             {
-                int digit = p[i] - '0';
+                int digit = At(p, i) - '0';
                 if ((uint)digit > 9) return WaCheckResult.Digits;
                 high = high * 10 + digit;
             }
             for (int i = DigitsOffset + 5; i < DigitsOffset + DigitCount; i++)
             {
-                int digit = p[i] - '0';
+                int digit = At(p, i) - '0';
                 if ((uint)digit > 9) return WaCheckResult.Digits;
                 low = low * 10 + digit;
             }
-            if (p[SpaceOffset] != ' ') return WaCheckResult.Digits;
+            if (At(p, SpaceOffset) != ' ') return WaCheckResult.Digits;
 
             // The filler repeats every 26 chars, so each stretch of up to 26 is compared with the same
             // run of the doubled alphabet, 4 chars at a time. (seq + 14) mod 26, with 100000 mod 26 = 4.
             int body = length - SumLength;
             int start = ((high % 26) * 4 + low % 26 + FillerOffset) % 26;
-            fixed (char* alphabet = DoubledAlphabet)
+            T* alphabet = sizeof(T) == 1 ? (T*)s_bytes : (T*)s_chars;
+            for (int i = FillerOffset; i < body; i += 26)
             {
-                for (int i = FillerOffset; i < body; i += 26)
-                {
-                    if (!SameChars(p + i, alphabet + start, Math.Min(26, body - i))) return WaCheckResult.Filler;
-                }
+                if (!Same(p + i, alphabet + start, Math.Min(26, body - i))) return WaCheckResult.Filler;
             }
 
             uint want = 0;
             for (int i = body; i < length; i++)
             {
-                int c = p[i];
+                int c = At(p, i);
                 int nibble;
                 if (c >= '0' && c <= '9') nibble = c - '0';
                 else if (c >= 'a' && c <= 'f') nibble = c - 'a' + 10;
@@ -104,14 +128,14 @@ namespace WhereAllocation.Bench.DatagramServer
         }
 
         /// <summary>
-        /// Fletcher-32 with one char per step: sum1 = (sum1 + c) % 65535, sum2 = (sum2 + sum1) % 65535.
-        /// The sums are reduced once per block of 256 chars, which gives the same result; see <see cref="Reduce"/>.
+        /// Fletcher-32 with one element (byte or char) per step: sum1 = (sum1 + c) % 65535, sum2 = (sum2 + sum1) % 65535.
+        /// The sums are reduced once per block of 256 elements, which gives the same result; see <see cref="Reduce"/>.
         /// </summary>
         /// <remarks>
-        /// Both sums start a block below 65535 and a char is at most 65535, so after 256 steps sum1 is below
+        /// Both sums start a block below 65535 and an element is at most 65535, so after 256 steps sum1 is below
         /// 257 * 65535 and sum2 below 65535 * (1 + 256 + 256 * 257 / 2) &lt; 2.2e9: a uint holds both.
         /// </remarks>
-        public static uint Fletcher32(char* p, int length)
+        public static uint Fletcher32<T>(T* p, int length) where T : unmanaged
         {
             uint sum1 = 0, sum2 = 0;
             while (length > 0)
@@ -121,13 +145,13 @@ namespace WhereAllocation.Bench.DatagramServer
                 // Four steps at once: sum2 gains 4*sum1 + 4*c0 + 3*c1 + 2*c2 + c3, sum1 gains c0+c1+c2+c3.
                 for (; i + 4 <= n; i += 4)
                 {
-                    uint c0 = p[i], c1 = p[i + 1], c2 = p[i + 2], c3 = p[i + 3];
+                    uint c0 = (uint)At(p, i), c1 = (uint)At(p, i + 1), c2 = (uint)At(p, i + 2), c3 = (uint)At(p, i + 3);
                     sum2 += 4 * sum1 + 4 * c0 + 3 * c1 + 2 * c2 + c3;
                     sum1 += c0 + c1 + c2 + c3;
                 }
                 for (; i < n; i++)
                 {
-                    sum1 += p[i];
+                    sum1 += (uint)At(p, i);
                     sum2 += sum1;
                 }
                 sum1 = Reduce(sum1);
@@ -149,16 +173,18 @@ namespace WhereAllocation.Bench.DatagramServer
             return x == 65535 ? 0 : x;
         }
 
-        private static bool SameChars(char* a, char* b, int count)
+        /// <summary>Whether <paramref name="count"/> elements at <paramref name="a"/> and <paramref name="b"/> are equal: 8 bytes at a time.</summary>
+        private static bool Same<T>(T* a, T* b, int count) where T : unmanaged
         {
-            int i = 0;
-            for (; i + 4 <= count; i += 4)
+            byte* x = (byte*)a, y = (byte*)b;
+            int bytes = count * sizeof(T), i = 0;
+            for (; i + 8 <= bytes; i += 8)
             {
-                if (*(ulong*)(a + i) != *(ulong*)(b + i)) return false;
+                if (*(ulong*)(x + i) != *(ulong*)(y + i)) return false;
             }
-            for (; i < count; i++)
+            for (; i < bytes; i++)
             {
-                if (a[i] != b[i]) return false;
+                if (x[i] != y[i]) return false;
             }
             return true;
         }
@@ -180,18 +206,13 @@ namespace WhereAllocation.Bench.DatagramServer
             destination[offset + SpaceOffset] = (byte)' ';
             int body = size - SumLength;
             int letter = (int)((sequence + FillerOffset) % 26);
-            ulong sum1 = 0, sum2 = 0;
             for (int i = FillerOffset; i < body; i++)
             {
                 destination[offset + i] = (byte)('a' + letter);
                 if (++letter == 26) letter = 0;
             }
-            for (int i = 0; i < body; i++)
-            {
-                sum1 = (sum1 + destination[offset + i]) % 65535;
-                sum2 = (sum2 + sum1) % 65535;
-            }
-            uint sum = (uint)((sum2 << 16) | sum1);
+            uint sum;
+            fixed (byte* p = &destination[offset]) sum = Fletcher32(p, body);
             for (int d = SumLength - 1; d >= 0; d--)
             {
                 int nibble = (int)(sum & 0xf);
