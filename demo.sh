@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The datagram server demo: builds samples/DatagramServer, runs it on CoreCLR and then on Mono (each run
+# The datagram server demo: builds bench/DatagramServer, runs it on CoreCLR and then on Mono (each run
 # about a minute on a 2-core machine), and prints both result tables: drain mode, every method in 5
 # interleaved rounds (median and spread), then 1..N shards on one port, then the game-frame scenario; then on each
 # runtime the send half (--mode send: one datagram per tick to N peers against C, bursts with and without segmentation
@@ -15,10 +15,10 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/ensure-tools.sh demo || exit 1
-dotnet build samples/DatagramServer -c Release -v quiet -nologo || exit 1
+dotnet build bench/DatagramServer -c Release -v quiet -nologo || exit 1
 status=0
 echo "== CoreCLR"
-dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll --out results/coreclr "$@" || status=$?
+dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll --out results/coreclr "$@" || status=$?
 case " $* " in *" --help "*|*" -h "*) exit "$status" ;; esac
 # A --mode given to the default runs (send, scale, stream) replaces them: then no other table, and no send and scale runs.
 case " $* " in *" --mode "*) skip_results=1; send_scale=0 ;; *) skip_results=0; send_scale=${SEND_SCALE:-1} ;; esac
@@ -32,20 +32,20 @@ send_and_scale() {
   "$@" --mode scale --out "results/${label,,}" || status=$?
   [ "${PINGPONG:-1}" = 0 ] || "$@" --mode pingpong --out "results/${label,,}" || status=$?
 }
-send_and_scale CoreCLR dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll
+send_and_scale CoreCLR dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll
 echo
 echo "== Mono"
-mono samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll --out results/mono "$@" || status=$?
-send_and_scale Mono mono samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll
+mono bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll --out results/mono "$@" || status=$?
+send_and_scale Mono mono bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll
 echo
 # Frame times: a game server's frames over a 256 MB live heap, the allocating way and the library's, on CoreCLR, Mono
 # (SGen) and Mono with the Boehm collector that Unity runs (mono-boehm). Its own options (--frame-times --help); none
 # of the extra arguments above go to it. FRAME_TIMES=0 skips it.
 if [ "${FRAME_TIMES:-1}" != 0 ]; then
   echo "== Frame times: CoreCLR, Mono (SGen), Mono with Boehm"
-  dotnet samples/DatagramServer/bin/Release/net10.0/DatagramServer.dll --frame-times --out results/coreclr || status=$?
-  mono samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll --frame-times --out results/mono || status=$?
-  mono-boehm samples/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll --frame-times --out results/mono-boehm || status=$?
+  dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll --frame-times --out results/coreclr || status=$?
+  mono bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll --frame-times --out results/mono || status=$?
+  mono-boehm bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll --frame-times --out results/mono-boehm || status=$?
   echo
 fi
 for runtime in coreclr mono; do

@@ -4,7 +4,7 @@
 # again on Mono's full AOT with no JIT (the stand-in for IL2CPP's and iOS's refusal of run-time code), the dispose-race tests again on both
 # runtimes with glibc unmapping freed blocks at once, the same suite on the win-x64 runtime under Wine (the
 # library's Windows branch), the native leak check under valgrind, the receive's and the send's instruction budgets on Mono under callgrind,
-# the C reference programs' loopback self-test, the datagram server sample's invariants on both
+# the C reference programs' loopback self-test, the datagram server benchmark's invariants on both
 # runtimes, and the packaging checks (Unity package, NuGet package, NativeAOT, ILLink-trimmed on Mono, the library built as
 # Unity builds it for each target family and run on Mono as IL2CPP would see the OS). Ends with one
 # "N passed, N failed" line.
@@ -133,8 +133,8 @@ bash bench/native/selftest.sh 2>&1 | tee "$log/native.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(native)
 count_summary "$log/native.txt"
 
-echo "== DatagramServer: the sample's invariants on CoreCLR and Mono"
-bash samples/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
+echo "== DatagramServer (bench/DatagramServer, what ./demo.sh runs): its invariants on CoreCLR and Mono"
+bash bench/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(server)
 count_summary "$log/server.txt"
 

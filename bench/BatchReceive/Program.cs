@@ -9,6 +9,7 @@ using System.Net.Sockets;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Threading;
+using WhereAllocation.Bench.DatagramServer;
 
 namespace WhereAllocation.Bench.BatchReceive
 {
@@ -223,7 +224,7 @@ namespace WhereAllocation.Bench.BatchReceive
                         if (from != sender || batch.IsTruncated(i) || datagram.Length != DatagramSize) bad++;
                         continue;
                     }
-                    if (from != sender || batch.IsTruncated(i) || !WaDatagram.Check(datagram, out ulong sequence) || sequence >= (ulong)count)
+                    if (from != sender || batch.IsTruncated(i) || WaFormat.Check(datagram, out long sequence) != WaCheckResult.Ok || (ulong)sequence >= (ulong)count)
                     {
                         bad++;
                         continue;

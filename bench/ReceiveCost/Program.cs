@@ -3,7 +3,7 @@ using System.Net;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using WhereAllocation;
-using WhereAllocation.Samples.DatagramServer;
+using WhereAllocation.Bench.DatagramServer;
 
 namespace WhereAllocation.Bench.ReceiveCost
 {

@@ -27,6 +27,7 @@ namespace WhereAllocation.Samples
         private Socket _socket;
         private long _echoed;
         private long _truncated;
+        private long _dropped;
         private float _nextReport;
 
         /// <summary>The port the server listens on, once enabled (0 in the inspector picks a free one).</summary>
@@ -48,22 +49,16 @@ namespace WhereAllocation.Samples
                 // false: nothing queued now. No exception, no allocation.
                 if (!_socket.TryReceiveFrom_NonAlloc(_buffer.AsSpan(), out ReceivedDatagram datagram)) break;
                 if (datagram.Truncated) { _truncated++; continue; }   // longer than the buffer: drop it
-                try
-                {
-                    _socket.SendTo_NonAlloc(_buffer.AsSpan(0, datagram.Length), datagram.RemoteEndPoint);
-                    _echoed++;
-                }
-                catch (SocketException e) when (e.SocketErrorCode == SocketError.WouldBlock)
-                {
-                    break;   // the send buffer is full: drop this reply, try again next frame
-                }
+                // false: the send buffer is full. No exception: this reply is dropped, the rest wait for the next frame.
+                if (!_socket.TrySendTo_NonAlloc(_buffer.AsSpan(0, datagram.Length), datagram.RemoteEndPoint)) { _dropped++; break; }
+                _echoed++;
             }
 
             // Logging builds strings, so it runs once a second, never per datagram.
             if (Time.time >= _nextReport)
             {
                 _nextReport = Time.time + 1f;
-                Debug.Log("EchoServer: " + _echoed + " echoed, " + _truncated + " too long");
+                Debug.Log("EchoServer: " + _echoed + " echoed, " + _truncated + " too long, " + _dropped + " replies dropped (send buffer full)");
             }
         }
 
