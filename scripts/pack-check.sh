@@ -94,6 +94,9 @@ for block in "$work"/readme/block-*.cs "$work"/pkgreadme/block-*.cs; do
   check $rc "C# block compiles as copied: ${block#$work/}"; show $rc "$work/snippet$i/build.txt"
 done
 main=$work/readme/block-1.cs
+# The newcomer's check: the README's first C# block (the example run below) starts within its first 40 lines.
+first=$(grep -n '^```csharp' README.md | head -1 | cut -d: -f1)
+[ -n "$first" ] && [ "$first" -le 40 ]; check $? "the README's first C# block starts at line ${first:-none} (within the first 40)"
 consumer coreclr net10.0 "" "$main"; rc=$?
 check $rc "README example compiles as copied; the net10.0 consumer restores WhereAllocation $version through the project-local nuget.config"
 show $rc "$work/coreclr/add.txt"; show $rc "$work/coreclr/build.txt"
