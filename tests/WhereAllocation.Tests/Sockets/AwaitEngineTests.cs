@@ -39,7 +39,7 @@ namespace WhereAllocation.Tests
             int alive = Reachability.CountAlive(sockets);
             // What the tokens hold is what is still alive with them and no longer once they are gone. The rest is held by
             // something else: the Managed path's per-thread endpoint may keep the last socket each receiving thread checked
-            // (see AwaitContractRound2Tests), at most the two threads of a round here; and under a conservative collector
+            // (see AwaitPollerContractTests), at most the two threads of a round here; and under a conservative collector
             // (Mono's Boehm, Unity's), any word of a stack or of the heap that looks like a pointer keeps its object, a few of
             // a hundred in a run, whatever the library does: there that rest is not the library's to answer for.
             GC.KeepAlive(sources);

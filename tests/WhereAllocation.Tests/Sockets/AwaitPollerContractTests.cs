@@ -10,12 +10,12 @@ using Xunit;
 namespace WhereAllocation.Tests
 {
     /// <summary>
-    /// The awaits' side of the contract's second round (docs/CONTRACT.md, "Round 2: awaits and pollers"): any number of
+    /// The awaits' and pollers' part of the contract (docs/CONTRACT.md, "Awaits and pollers in detail"): any number of
     /// waiting sockets served; an I/O thread that cannot start; a ValueTask awaited twice; one wrapper per socket; a
     /// throwing continuation on the I/O thread; an unreferenced wrapper; a socket shut down for receiving. Each on every
     /// path this runtime has, in both continuation modes where the mode matters; everything bounded in time.
     /// </summary>
-    public class AwaitContractRound2Tests : IDisposable
+    public class AwaitPollerContractTests : IDisposable
     {
         private const int Bound = 10_000;
 
