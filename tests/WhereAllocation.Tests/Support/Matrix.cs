@@ -12,7 +12,7 @@ namespace WhereAllocation.Tests
     /// there is run by every theory over it with nothing else to change. A theory names its data with
     /// <c>[MemberData(nameof(Matrix.PathsWithFamilies), MemberType = typeof(Matrix))]</c>. A theory that deliberately runs
     /// part of a product keeps that part as a rule over the whole (the <c>…Where</c> sources, in a property of its own class
-    /// that says why), so that a new value still lands where the rule puts it; one with a dimension of its own (sizes,
+    /// whose summary names the part), so that a new value still lands where the rule puts it; one with a dimension of its own (sizes,
     /// flags) builds it with <see cref="Product"/> from these dimensions.
     /// </summary>
     public static class Matrix
