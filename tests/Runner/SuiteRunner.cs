@@ -10,11 +10,12 @@ using System.Runtime.InteropServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Xunit;
+using Xunit.Sdk;
 
 namespace WhereAllocation.Tests.Runner
 {
     /// <summary>
-    /// Runs the suite's [Fact] and [Theory]/[InlineData] methods outside xunit, on the win-x64 runtime under
+    /// Runs the suite's [Fact] and [Theory] methods (with [InlineData] and [MemberData]) outside xunit, on the win-x64 runtime under
     /// Wine (WhereAllocation.Tests.Windows) and on Mono with the Boehm collector (WhereAllocation.Tests.Boehm: there the
     /// allocation oracle is a process-wide byte count, and xunit's console runner allocates on threads of its own while
     /// a test measures). One new instance of the test class per case (disposed
@@ -156,26 +157,74 @@ namespace WhereAllocation.Tests.Runner
                     if (fact == null) continue;
                     create ??= aotOnly ? ReflectionConstructor(type) : CompileConstructor(type);
                     Func<object, object?[], object?> invoke = aotOnly ? ReflectionCall(method) : CompileCall(method);
-                    foreach (object?[] arguments in Cases(method))
+                    List<object?[]> rows = Cases(method, out List<string> unreadable);
+                    foreach (object?[] arguments in rows)
                     {
                         string name = type.FullName + "." + method.Name + (arguments.Length == 0 ? "" : "(" + string.Join(", ", arguments.Select(a => a?.ToString() ?? "null")) + ")");
                         cases.Add(new TestCase(type.FullName!, name, create, invoke, Convert(method, arguments), fact.Skip));
                     }
+                    // A data source that cannot be read is a failing case of its own, not a theory with fewer cases.
+                    foreach (string error in unreadable)
+                        cases.Add(Unreadable(type.FullName!, type.FullName + "." + method.Name + "[data]", error));
                 }
             }
             return cases;
         }
 
-        private static IEnumerable<object?[]> Cases(MethodInfo method)
+        /// <summary>
+        /// The argument rows of a test: one empty row for a [Fact]; for a [Theory], the rows of its [InlineData] and of its
+        /// [MemberData] (a public static property, field or method of the test's class or of MemberType, returning
+        /// IEnumerable&lt;object[]&gt; such as TheoryData; read by reflection, which full AOT allows), in declaration order.
+        /// A source that cannot be read (no such member, null, an exception, a row that is not an object[]) and a theory
+        /// with no row at all are reported in <paramref name="unreadable"/>: the caller makes each a failing case, so that
+        /// the count of cases never shrinks silently.
+        /// </summary>
+        private static List<object?[]> Cases(MethodInfo method, out List<string> unreadable)
         {
+            unreadable = new List<string>();
+            var rows = new List<object?[]>();
             if (method.GetCustomAttribute<TheoryAttribute>() == null)
             {
-                yield return new object?[0];
-                yield break;
+                rows.Add(new object?[0]);
+                return rows;
             }
-            foreach (var data in method.GetCustomAttributes<InlineDataAttribute>())
-                foreach (object?[] row in data.GetData(method)) yield return row;
+            foreach (DataAttribute data in method.GetCustomAttributes<DataAttribute>())
+            {
+                string source = Describe(data);
+                try
+                {
+                    IEnumerable<object?[]>? read = data.GetData(method);
+                    if (read == null)
+                    {
+                        unreadable.Add(source + " gave null instead of rows");
+                        continue;
+                    }
+                    int before = rows.Count;
+                    foreach (object?[] row in read)
+                    {
+                        if (row == null) throw new InvalidOperationException("a row is null");
+                        rows.Add(row);
+                    }
+                    if (rows.Count == before) unreadable.Add(source + " gave no rows");
+                }
+                catch (Exception e)
+                {
+                    unreadable.Add(source + " cannot be read: " + (e is TargetInvocationException && e.InnerException != null ? e.InnerException : e));
+                }
+            }
+            if (rows.Count == 0 && unreadable.Count == 0) unreadable.Add("a theory without data");
+            return rows;
         }
+
+        private static string Describe(DataAttribute data)
+        {
+            if (data is MemberDataAttributeBase member)
+                return "[MemberData(" + member.MemberName + (member.MemberType == null ? "" : ", MemberType = " + member.MemberType.FullName) + ")]";
+            return "[" + data.GetType().Name + "]";
+        }
+
+        private static TestCase Unreadable(string className, string name, string error) =>
+            new TestCase(className, name, () => new object(), (instance, arguments) => throw new InvalidOperationException(error), new object?[0], null);
 
         // The compiled call unboxes each argument to the parameter's exact type; InlineData may hold a
         // narrower number (an int for a long), which reflection would have widened: convert it first.

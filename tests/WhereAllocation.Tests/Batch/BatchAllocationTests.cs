@@ -16,12 +16,7 @@ namespace WhereAllocation.Tests
         public void Dispose() => DatagramPaths.Reset();
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode)]
+        [MemberData(nameof(Matrix.BatchModesWithFamilies), MemberType = typeof(Matrix))]
         public void BatchCallsAllocateNothing(DatagramBatchMode mode, Family family)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -33,9 +28,7 @@ namespace WhereAllocation.Tests
 
         /// <summary>The loop of single calls on .NET 8's SocketAddress path is allocation free too (Mono has no such path).</summary>
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void SingleCallsOnTheSocketAddressPathAllocateNothing(Family family)
         {
             if (!Paths.TryForce(DatagramPath.SocketAddress)) return; // asserted that Mono refuses it explicitly
@@ -56,8 +49,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void EmptyReceiveAllocatesNothing(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly

@@ -68,8 +68,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void SlotsAreFilledReadAndCleared(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -110,8 +109,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void SocketsAreCheckedBeforeAnySystemCall(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -129,8 +127,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void EmptySocketGivesZeroWithOrWithoutWaiting(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -146,8 +143,7 @@ namespace WhereAllocation.Tests
 
         /// <summary>A receive that waits wakes up for a datagram sent while it waits, and takes what is queued.</summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void WaitingReceiveWakesForADatagram(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -168,8 +164,7 @@ namespace WhereAllocation.Tests
 
         /// <summary>A receive waiting without a timeout ends with ObjectDisposedException when another thread disposes the socket.</summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void WaitEndsWhenTheSocketIsDisposed(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -221,8 +216,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void DisposedBatchOrSocketThrowsObjectDisposed(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -248,8 +242,7 @@ namespace WhereAllocation.Tests
 
         /// <summary>Receive replaces the contents; received datagrams are not sent back by a later Send.</summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void ReceivedDatagramsAreNotPendingForSend(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly

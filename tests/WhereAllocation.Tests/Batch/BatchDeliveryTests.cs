@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Net;
 using System.Net.Sockets;
 using Xunit;
@@ -14,25 +15,11 @@ namespace WhereAllocation.Tests
     {
         public void Dispose() => DatagramPaths.Reset();
 
+        /// <summary>Every batch mode × every family × batches of 1, 7 and 64 slots.</summary>
+        public static IEnumerable<object?[]> ModesFamiliesAndBatchSizes => Matrix.Product(Matrix.BatchModesWithFamilies, new[] { 1, 7, 64 });
+
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4, 1)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4, 7)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4, 64)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6, 1)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6, 7)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6, 64)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode, 1)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode, 7)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode, 64)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4, 1)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4, 7)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4, 64)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6, 1)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6, 7)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6, 64)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode, 1)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode, 7)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode, 64)]
+        [MemberData(nameof(ModesFamiliesAndBatchSizes))]
         public void EveryDatagramArrivesOnceAndIntact(DatagramBatchMode mode, Family family, int batchSize)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -53,14 +40,12 @@ namespace WhereAllocation.Tests
             BatchTraffic.AssertExactlyOnce(seen, receiver, pair.Server);
         }
 
+        /// <summary>The runtime's own paths (every one but Native) × every family.</summary>
+        public static TheoryData<DatagramPath, Family> RuntimePathsWithFamilies => Matrix.PathsWithFamiliesWhere((p, f) => p != DatagramPath.Native);
+
         /// <summary>The loop of single calls on the runtime's own paths (SocketAddress on .NET 8+, the managed fallback) gives the same results.</summary>
         [Theory]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.DualMode)]
+        [MemberData(nameof(RuntimePathsWithFamilies))]
         public void SingleCallsOnTheRuntimePathsDeliverTheSame(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return; // Paths.TryForce asserted that this runtime refuses it explicitly.
@@ -75,12 +60,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode)]
+        [MemberData(nameof(Matrix.BatchModesWithFamilies), MemberType = typeof(Matrix))]
         public void MixedSizesAreCutToTheSlotAndFlagged(DatagramBatchMode mode, Family family)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -119,8 +99,7 @@ namespace WhereAllocation.Tests
 
         /// <summary>Two IPv4 senders into one dual-mode socket: each datagram carries its own sender's (IPv4-mapped) key.</summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void ManySendersIntoOneDualModeSocket(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -157,16 +136,26 @@ namespace WhereAllocation.Tests
                 for (int s = 0; s < 80; s++) Assert.Equal(1, seen[who, s]);
         }
 
+        /// <summary>
+        /// Every batch mode × every sending family with the peers it can send to: its own family, and IPv4 peers from a
+        /// dual-mode socket.
+        /// </summary>
+        public static IEnumerable<object?[]> ModesSendersAndPeers
+        {
+            get
+            {
+                var rows = new List<object?[]>();
+                foreach (DatagramBatchMode mode in Matrix.EveryBatchMode)
+                    foreach (Family sender in Matrix.EveryFamily)
+                        foreach (Family peer in Matrix.EveryFamily)
+                            if (peer == sender || (sender == Family.DualMode && peer == Family.IPv4)) rows.Add(new object?[] { mode, sender, peer });
+                return rows;
+            }
+        }
+
         /// <summary>One batch, one socket, many recipients: each datagram reaches its own peer, in order.</summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4, Family.IPv4)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6, Family.IPv6)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode, Family.IPv4)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode, Family.DualMode)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4, Family.IPv4)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6, Family.IPv6)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode, Family.IPv4)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode, Family.DualMode)]
+        [MemberData(nameof(ModesSendersAndPeers))]
         public void FanOutToManyPeers(DatagramBatchMode mode, Family senderFamily, Family peerFamily)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using Xunit;
@@ -23,11 +24,19 @@ namespace WhereAllocation.Tests
 
         public void Dispose() => DatagramPaths.Reset();
 
+        /// <summary><see cref="Matrix.BatchModesOnTheirPaths"/>, each case with a seed of its own (1, 2, …) for the random delays.</summary>
+        public static IEnumerable<object?[]> ModesOnTheirPathsWithSeeds
+        {
+            get
+            {
+                var rows = new List<object?[]>();
+                foreach (object?[] row in Matrix.BatchModesOnTheirPaths) rows.Add(new[] { row[0], row[1], rows.Count + 1 });
+                return rows;
+            }
+        }
+
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, DatagramPath.Native, 1)]
-        [InlineData(DatagramBatchMode.SingleCalls, DatagramPath.Native, 2)]
-        [InlineData(DatagramBatchMode.SingleCalls, DatagramPath.SocketAddress, 3)]
-        [InlineData(DatagramBatchMode.SingleCalls, DatagramPath.Managed, 4)]
+        [MemberData(nameof(ModesOnTheirPathsWithSeeds))]
         public void DisposeFromAnotherThreadEndsEveryCallInSuccessOrObjectDisposed(DatagramBatchMode mode, DatagramPath path, int seed)
         {
             if (!BatchModes.TryUse(mode) || !Paths.TryForce(path)) return;

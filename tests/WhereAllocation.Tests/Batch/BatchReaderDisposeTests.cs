@@ -15,10 +15,7 @@ namespace WhereAllocation.Tests
         public void Dispose() => DatagramPaths.Reset();
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, DatagramPath.Native)]
-        [InlineData(DatagramBatchMode.SingleCalls, DatagramPath.Native)]
-        [InlineData(DatagramBatchMode.SingleCalls, DatagramPath.SocketAddress)]
-        [InlineData(DatagramBatchMode.SingleCalls, DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.BatchModesOnTheirPaths), MemberType = typeof(Matrix))]
         public unsafe void TheLoopsNextStepAfterADisposeFreesTheBlock(DatagramBatchMode mode, DatagramPath path)
         {
             if (!BatchModes.TryUse(mode) || !Paths.TryForce(path)) return;

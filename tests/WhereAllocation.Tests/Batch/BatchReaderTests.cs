@@ -14,12 +14,11 @@ namespace WhereAllocation.Tests
     {
         public void Dispose() => DatagramPaths.Reset();
 
+        /// <summary>Every batch mode on IPv4 and in dual mode; MultiMessage also on IPv6.</summary>
+        public static TheoryData<DatagramBatchMode, Family> ReaderCases => Matrix.BatchModesWithFamiliesWhere((m, f) => m == DatagramBatchMode.MultiMessage || f != Family.IPv6);
+
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode)]
+        [MemberData(nameof(ReaderCases))]
         public void TheReaderReadsWhatTheBatchReads(DatagramBatchMode mode, Family family)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -112,8 +111,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void ReadingThroughAReaderAllocatesNothing(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -154,8 +152,7 @@ namespace WhereAllocation.Tests
         /// put back before the next receive, so nothing arrives cut and every sender reads whole.
         /// </summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void OneBatchSendsThenReceivesOnBothFamilies(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly

@@ -14,8 +14,7 @@ namespace WhereAllocation.Tests
     public class BatchRecipientFamilyTests
     {
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void SendsFromBothFamiliesFitEveryPendingSlot(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly

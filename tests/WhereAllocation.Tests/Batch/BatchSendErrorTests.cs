@@ -17,12 +17,7 @@ namespace WhereAllocation.Tests
         public void Dispose() => DatagramPaths.Reset();
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode)]
+        [MemberData(nameof(Matrix.BatchModesWithFamilies), MemberType = typeof(Matrix))]
         public void OsRefusalInTheMiddleDropsNothingElse(DatagramBatchMode mode, Family family)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -59,12 +54,7 @@ namespace WhereAllocation.Tests
         /// a batch of one, tick after tick, and the last slot of a batch refused alone.
         /// </summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv4)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.IPv6)]
-        [InlineData(DatagramBatchMode.MultiMessage, Family.DualMode)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv4)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.IPv6)]
-        [InlineData(DatagramBatchMode.SingleCalls, Family.DualMode)]
+        [MemberData(nameof(Matrix.BatchModesWithFamilies), MemberType = typeof(Matrix))]
         public void ABatchOfOneGetsTheSameAnswers(DatagramBatchMode mode, Family family)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -105,8 +95,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void IPv6RecipientOnAnIPv4SocketIsRefusedAlone(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -137,8 +126,7 @@ namespace WhereAllocation.Tests
         /// refuses those datagrams, and the IPv4 ones in the same batch still go.
         /// </summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void DualModeSocketSendsItsIPv4SlotsWhenIPv6OnesFail(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly
@@ -169,8 +157,7 @@ namespace WhereAllocation.Tests
         /// as the runtime reports it (ConnectionRefused on Linux, ConnectionReset on Windows; nothing under Wine).
         /// </summary>
         [Theory]
-        [InlineData(DatagramBatchMode.MultiMessage)]
-        [InlineData(DatagramBatchMode.SingleCalls)]
+        [MemberData(nameof(Matrix.BatchModes), MemberType = typeof(Matrix))]
         public void ReceiveReportsAClosedPortAsTheRuntimeDoes(DatagramBatchMode mode)
         {
             if (!BatchModes.TryUse(mode)) return; // asserted that this OS refuses the mode explicitly

@@ -20,15 +20,7 @@ namespace WhereAllocation.Tests
         private static readonly int[] Order = { 0, 1, 1, 2, 0, 2, 1, 0, 0, 2 };
 
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.DualMode)]
+        [MemberData(nameof(Matrix.PathsWithFamilies), MemberType = typeof(Matrix))]
         public void ATableKeyedByCopiesIsFoundWithTheLiveEndpoint(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -120,9 +112,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void ToTheRuntimeACopyIsAPlainIPEndPoint(Family family)
         {
             using var pair = new Loopback(family);

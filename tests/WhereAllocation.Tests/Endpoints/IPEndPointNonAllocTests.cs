@@ -24,9 +24,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void AfterAReceiveEveryMemberNamesTheSender(Family family)
         {
             using var pair = new Loopback(family);

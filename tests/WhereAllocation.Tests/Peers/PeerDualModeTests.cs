@@ -73,9 +73,7 @@ namespace WhereAllocation.Tests
         /// peer by the client's IPv4 key, and the server answers to the stored (IPv4) key through its dual-mode socket.
         /// </summary>
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void ADualModeServerFindsAnIPv4ClientByEitherForm(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;

@@ -24,11 +24,11 @@ namespace WhereAllocation.Tests
             DatagramPaths.Reset();
         }
 
+        /// <summary>Every path but Managed, with an IPv4 server and with a dual-mode one.</summary>
+        public static IEnumerable<object?[]> SenderCases => Matrix.Product(Matrix.PathsWhere(p => p != DatagramPath.Managed), Matrix.Booleans);
+
         [Theory]
-        [InlineData(DatagramPath.Native, false)]
-        [InlineData(DatagramPath.Native, true)]
-        [InlineData(DatagramPath.SocketAddress, false)]
-        [InlineData(DatagramPath.SocketAddress, true)]
+        [MemberData(nameof(SenderCases))]
         public void HundredsOfRealSendersAreDistinctPeers(DatagramPath path, bool dualModeServer)
         {
             if (!Paths.TryForce(path)) return;

@@ -9,9 +9,7 @@ namespace WhereAllocation.Tests
         private const int Calls = 10_000;
 
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void ABatchOnEveryShardAllocatesNothing(Family family)
         {
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error

@@ -74,9 +74,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void EveryShardHasTheGroupsPort(Family family)
         {
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
@@ -142,9 +140,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void AReplyFromTheReceivingShardComesFromTheGroupsPort(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return; // asserted that this runtime refuses the path explicitly

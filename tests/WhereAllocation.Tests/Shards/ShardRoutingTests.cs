@@ -34,9 +34,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void EveryClientStaysOnOneShard(Family family)
         {
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error

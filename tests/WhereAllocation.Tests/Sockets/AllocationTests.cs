@@ -17,12 +17,7 @@ namespace WhereAllocation.Tests
         public void Dispose() => DatagramPaths.Reset();
 
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
+        [MemberData(nameof(Matrix.AllocationFreePathsWithFamilies), MemberType = typeof(Matrix))]
         public void CompatibleReceiveAndSendAllocateNothing(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return; // Paths.TryForce asserted that this runtime refuses it explicitly.
@@ -45,12 +40,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
+        [MemberData(nameof(Matrix.AllocationFreePathsWithFamilies), MemberType = typeof(Matrix))]
         public void ReceiveAloneAllocatesNothing(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -81,12 +71,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
+        [MemberData(nameof(Matrix.AllocationFreePathsWithFamilies), MemberType = typeof(Matrix))]
         public void KeyAndSpanOverloadsAllocateNothing(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -106,8 +91,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
+        [MemberData(nameof(Matrix.AllocationFreePaths), MemberType = typeof(Matrix))]
         public void EmptyNonBlockingTryReceiveAllocatesNothing(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;

@@ -27,12 +27,11 @@ namespace WhereAllocation.Tests
 
         public void Dispose() => DatagramPaths.Reset();
 
+        /// <summary>The allocation-free paths on IPv4 and IPv6; Native also in dual mode.</summary>
+        public static TheoryData<DatagramPath, Family> WaitingAwaitCases => Matrix.PathsWithFamiliesWhere((p, f) => p != DatagramPath.Managed && (f != Family.DualMode || p == DatagramPath.Native));
+
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
+        [MemberData(nameof(WaitingAwaitCases))]
         public void AwaitsThatWaitAllocateNothing(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -88,12 +87,11 @@ namespace WhereAllocation.Tests
             Allocations.AssertSameCost(runtime, bytes);
         }
 
+        /// <summary>The allocation-free paths on IPv4 and in dual mode; Native also on IPv6.</summary>
+        public static TheoryData<DatagramPath, Family> ImmediateAwaitCases => Matrix.PathsWithFamiliesWhere((p, f) => p != DatagramPath.Managed && (f != Family.IPv6 || p == DatagramPath.Native));
+
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
+        [MemberData(nameof(ImmediateAwaitCases))]
         public void AwaitsThatCompleteAtOnceAllocateNothing(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;

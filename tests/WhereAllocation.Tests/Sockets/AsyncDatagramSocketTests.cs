@@ -17,6 +17,7 @@ namespace WhereAllocation.Tests
     {
         public void Dispose() => DatagramPaths.Reset();
 
+        // A sample of path × mode × family, listed by hand: every path in both modes, every family on Native.
         [Theory]
         [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool, Family.IPv4)]
         [InlineData(DatagramPath.Native, DatagramContinuations.IoThread, Family.IPv4)]
@@ -58,10 +59,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithModesInTurn), MemberType = typeof(Matrix))]
         public void LongerThanTheBufferIsCutAndSaidSo(DatagramPath path, DatagramContinuations mode)
         {
             WithServer(path, mode, async (pair, server) =>
@@ -84,11 +82,11 @@ namespace WhereAllocation.Tests
             });
         }
 
+        /// <summary>Every path on IPv4; Native also on IPv6.</summary>
+        public static TheoryData<DatagramPath, Family> ReceiveErrorCases => Matrix.PathsWithFamiliesWhere((p, f) => f == Family.IPv4 || (f == Family.IPv6 && p == DatagramPath.Native));
+
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        [MemberData(nameof(ReceiveErrorCases))]
         public void AnErrorThePendingOrWaitingReceiveMeetsIsReported(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -167,10 +165,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [MemberData(nameof(Matrix.PathsWithModesInOtherTurn), MemberType = typeof(Matrix))]
         public void CancellationEndsTheAwaitAndConsumesNothing(DatagramPath path, DatagramContinuations mode)
         {
             WithServer(path, mode, async (pair, server) =>
@@ -215,10 +210,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithModesInTurn), MemberType = typeof(Matrix))]
         public void DisposingTheSocketDuringAnAwaitEndsItWithObjectDisposed(DatagramPath path, DatagramContinuations mode)
         {
             WithServer(path, mode, async (pair, server) =>
@@ -236,10 +228,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [MemberData(nameof(Matrix.PathsWithModesInOtherTurn), MemberType = typeof(Matrix))]
         public void DisposingTheWrapperDuringAnAwaitEndsItAndLeavesTheSocketOpen(DatagramPath path, DatagramContinuations mode)
         {
             WithServer(path, mode, async (pair, server) =>
@@ -259,9 +248,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void OneReceiveAtATimeAndEachValueTaskAwaitedOnce(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -305,8 +292,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.Continuations), MemberType = typeof(Matrix))]
         public void ASendThatFindsTheBufferFullWaitsForRoom(DatagramContinuations mode)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
@@ -346,12 +332,11 @@ namespace WhereAllocation.Tests
             Assert.True(full.Refused >= 3);
         }
 
+        /// <summary>Every path in IoThread mode; all but Managed also in ThreadPool mode.</summary>
+        public static TheoryData<DatagramPath, DatagramContinuations> ChecksummedRunCases => Matrix.PathsWithContinuationsWhere((p, m) => p != DatagramPath.Managed || m == DatagramContinuations.IoThread);
+
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(ChecksummedRunCases))]
         public void NothingIsLostOverAChecksummedRun(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -407,10 +392,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
+        [MemberData(nameof(Matrix.PathsWithModesInOtherTurn), MemberType = typeof(Matrix))]
         public void AwaitsResumeWhereTheModeSays(DatagramPath path, DatagramContinuations mode)
         {
             WithServer(path, mode, async (pair, server) =>
@@ -432,8 +414,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.Continuations), MemberType = typeof(Matrix))]
         public void ACapturedSynchronizationContextGetsTheContinuation(DatagramContinuations mode)
         {
             using var pair = new Loopback(Family.IPv4);
@@ -466,9 +447,11 @@ namespace WhereAllocation.Tests
             return SynchronizationContext.Current == context;
         }
 
+        /// <summary>Every path but Managed.</summary>
+        public static TheoryData<DatagramPath> GiveWayPaths => Matrix.PathsWhere(p => p != DatagramPath.Managed);
+
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
+        [MemberData(nameof(GiveWayPaths))]
         public void ALoopOnTheIoThreadGivesWayToTheOtherSockets(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;

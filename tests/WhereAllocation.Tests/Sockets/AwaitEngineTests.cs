@@ -24,12 +24,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "token outlives wrapper")]
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithContinuations), MemberType = typeof(Matrix))]
         public void ADisposeRacingTheTokenRegistrationLeavesNothingOnTheToken(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -44,7 +39,7 @@ namespace WhereAllocation.Tests
             int alive = Reachability.CountAlive(sockets);
             // What the tokens hold is what is still alive with them and no longer once they are gone. The rest is held by
             // something else: the Managed path's per-thread endpoint may keep the last socket each receiving thread checked
-            // (see AwaitContractRound2Tests), at most the two threads of a round here; and under a conservative collector
+            // (see AwaitPollerContractTests), at most the two threads of a round here; and under a conservative collector
             // (Mono's Boehm, Unity's), any word of a stack or of the heap that looks like a pointer keeps its object, a few of
             // a hundred in a run, whatever the library does: there that rest is not the library's to answer for.
             GC.KeepAlive(sources);
@@ -89,12 +84,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "socket closed during")]
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithContinuations), MemberType = typeof(Matrix))]
         public void ASocketClosedUnderAnAwaitEndsItAndNeverDisturbsTheSocketAfterIt(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -134,12 +124,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithContinuations), MemberType = typeof(Matrix))]
         public void SocketsClosedWhileOthersWaitNeverEndTheOthersWaits(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -185,13 +170,11 @@ namespace WhereAllocation.Tests
             }
         }
 
+        /// <summary>Every path, with one failed poll and with two in a row.</summary>
+        public static IEnumerable<object?[]> FailedPollCases => Matrix.Product(Matrix.Paths, new[] { 1, 2 });
+
         [Theory]
-        [InlineData(DatagramPath.Native, 1)]
-        [InlineData(DatagramPath.Native, 2)]
-        [InlineData(DatagramPath.SocketAddress, 1)]
-        [InlineData(DatagramPath.SocketAddress, 2)]
-        [InlineData(DatagramPath.Managed, 1)]
-        [InlineData(DatagramPath.Managed, 2)]
+        [MemberData(nameof(FailedPollCases))]
         public void APollThatFailsAsAWholeEndsNoWait(DatagramPath path, int failures)
         {
             if (!Paths.TryForce(path)) return;
@@ -250,8 +233,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "no descriptors at start")]
         [Theory]
-        [InlineData(DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.Continuations), MemberType = typeof(Matrix))]
         public void OutOfDescriptorsWhenTheEngineStartsIsTooManyOpenSocketsAndTheNextCallStartsIt(DatagramContinuations mode)
         {
             if (!(OsSocketCalls.Current is LinuxSocketCalls))

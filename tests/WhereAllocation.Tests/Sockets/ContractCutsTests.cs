@@ -15,12 +15,11 @@ namespace WhereAllocation.Tests
     {
         private const string Coalesced = "Coalesced receive";
 
+        /// <summary>Every path on IPv4; all but SocketAddress also on IPv6.</summary>
+        public static TheoryData<DatagramPath, Family> CoalescedCases => Matrix.PathsWithFamiliesWhere((p, f) => f == Family.IPv4 || (f == Family.IPv6 && p != DatagramPath.SocketAddress));
+
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
+        [MemberData(nameof(CoalescedCases))]
         [Observes(Coalesced, "B1 B2", "cut in the last free slot; control messages on; cut control data; run beyond the free slots")]
         public void CoalescedReceive(DatagramPath path, Family family)
         {
@@ -44,19 +43,16 @@ namespace WhereAllocation.Tests
             seen.AssertAsDocumented();
         }
 
+        /// <summary>Every path on IPv4 and IPv6; dual mode on Native.</summary>
+        public static TheoryData<DatagramPath, Family> SendShutDownCases => Matrix.PathsWithFamiliesWhere((p, f) => f != Family.DualMode || p == DatagramPath.Native);
+
         /// <summary>
         /// "Send shut down": the sending socket, connected to its peer, was shut down for sending (<c>Shutdown(SocketShutdown.Send)</c>). Every send member
         /// reports <c>Shutdown</c>, as the runtime's own SendTo does; a batch's run (two datagrams that would leave as one segmented
         /// send) fails slot by slot with it and leaves <see cref="DatagramBatch.SegmentationOffload"/> as it was.
         /// </summary>
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
+        [MemberData(nameof(SendShutDownCases))]
         [Observes(SendShutdownSection, "S1 S2 S3 T1 T2 T3 B3 A2", "send shut down")]
         public void SendShutDown(DatagramPath path, Family family)
         {

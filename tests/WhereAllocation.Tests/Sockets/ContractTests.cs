@@ -32,15 +32,7 @@ namespace WhereAllocation.Tests
 
         [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "datagram; longer than buffer; empty buffer; empty, non-blocking; disposed before")]
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.DualMode)]
+        [MemberData(nameof(Matrix.PathsWithFamilies), MemberType = typeof(Matrix))]
         public void ReceiveWithoutWaiting(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -79,9 +71,7 @@ namespace WhereAllocation.Tests
 
         [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "empty, blocking; disposed during")]
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void ReceiveThatWaits(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -106,14 +96,12 @@ namespace WhereAllocation.Tests
 
         // ----- receive: an error the OS holds for the socket -----
 
+        /// <summary>Every path on IPv4 and IPv6.</summary>
+        public static TheoryData<DatagramPath, Family> PendingErrorCases => Matrix.PathsWithFamiliesWhere((p, f) => f != Family.DualMode);
+
         [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "pending error")]
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
+        [MemberData(nameof(PendingErrorCases))]
         public void ReceiveWithAPendingError(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -168,15 +156,7 @@ namespace WhereAllocation.Tests
 
         [Observes("Send", "S1 S2 S3 T1 T2 T3 B3 A2", "sent; longer than 65 507 bytes; disposed before")]
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.DualMode)]
+        [MemberData(nameof(Matrix.PathsWithFamilies), MemberType = typeof(Matrix))]
         public void Send(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -206,9 +186,7 @@ namespace WhereAllocation.Tests
         /// </summary>
         [Observes("Send", "S1 S2 S3 T1 T2 T3", "sent; buffer full, non-blocking; buffer full, blocking")]
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void SendWithFullBuffer(Family family)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
@@ -557,12 +535,7 @@ namespace WhereAllocation.Tests
         // Only the native path's OS calls can be stood in for: a send waits on a full buffer there only.
         [Observes("Awaits", "A2", "canceled during; wrapper disposed during; second call; awaited twice", OnlyOn = DatagramPath.Native)]
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithContinuations), MemberType = typeof(Matrix))]
         public void AwaitSituations(DatagramPath path, DatagramContinuations continuations)
         {
             if (!Paths.TryForce(path)) return;

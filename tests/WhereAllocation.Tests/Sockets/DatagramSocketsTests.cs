@@ -119,9 +119,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void DroppedDatagramsAreCountedAndNothingElseIsLost(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;

@@ -21,9 +21,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void BadBuffersThrowBeforeAnyDatagramIsRead(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -50,9 +48,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void AnEndpointOfTheWrongFamilyIsRefusedBeforeTheDatagramIsRead(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -85,9 +81,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void LocalAndRemoteEndPointStayCorrectAfterManyReceives(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -107,12 +101,11 @@ namespace WhereAllocation.Tests
             Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
         }
 
+        /// <summary>Every path on IPv4; all but Managed also on IPv6.</summary>
+        public static TheoryData<DatagramPath, Family> CutCases => Matrix.PathsWithFamiliesWhere((p, f) => f == Family.IPv4 || (f == Family.IPv6 && p != DatagramPath.Managed));
+
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        [MemberData(nameof(CutCases))]
         public void ALongDatagramIsCutAndSaysSo(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -142,9 +135,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void AZeroLengthDatagramIsZeroBytesFromTheRightSender(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -160,9 +151,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void ADisposedSocketThrowsObjectDisposed(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -176,9 +165,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void AnEmptyNonBlockingSocketGivesNothingWithoutAnException(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -199,9 +186,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void ABlockingReceiveHonoursTheReceiveTimeout(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -211,9 +196,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void ABlockingReceiveWaitsForADatagramThatComesLater(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -251,9 +234,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void TheChecksStillHoldAfterTheEndpointHasReceivedOnTheSocket(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -286,11 +267,11 @@ namespace WhereAllocation.Tests
             Assert.Throws<ObjectDisposedException>(() => pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
         }
 
+        /// <summary>Every path on IPv4; Native also on IPv6.</summary>
+        public static TheoryData<DatagramPath, Family> TooLongCases => Matrix.PathsWithFamiliesWhere((p, f) => f == Family.IPv4 || (f == Family.IPv6 && p == DatagramPath.Native));
+
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        [MemberData(nameof(TooLongCases))]
         public void ADatagramTooLongToSendIsRefusedWithMessageSize(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -306,11 +287,11 @@ namespace WhereAllocation.Tests
             Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(new byte[16].AsSpan()).Length);
         }
 
+        /// <summary>Every path on IPv4; Native also in dual mode.</summary>
+        public static TheoryData<DatagramPath, Family> PeekCases => Matrix.PathsWithFamiliesWhere((p, f) => f == Family.IPv4 || (f == Family.DualMode && p == DatagramPath.Native));
+
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
+        [MemberData(nameof(PeekCases))]
         public void PeekLeavesTheDatagramQueued(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -358,9 +339,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void APortNobodyListensOnIsReportedAsTheRuntimeReportsIt(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;

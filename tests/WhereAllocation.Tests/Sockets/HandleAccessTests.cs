@@ -40,9 +40,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void WithoutTheGetterTheNativePathStillAllocatesNothing(Family family)
         {
             Assert.True(Paths.TryForce(DatagramPath.Native));

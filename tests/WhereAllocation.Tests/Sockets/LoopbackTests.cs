@@ -26,15 +26,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.DualMode)]
+        [MemberData(nameof(Matrix.PathsWithFamilies), MemberType = typeof(Matrix))]
         public void EveryOverloadDeliversEveryDatagramIntactAndInOrder(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -110,9 +102,7 @@ namespace WhereAllocation.Tests
         private static bool Poll(Socket socket) => socket.Poll(2_000_000, SelectMode.SelectRead);
 
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void TheServerAnswersTheRealSender(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;

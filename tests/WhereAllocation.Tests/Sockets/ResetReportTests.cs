@@ -20,9 +20,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(Family.IPv4)]
-        [InlineData(Family.IPv6)]
-        [InlineData(Family.DualMode)]
+        [MemberData(nameof(Matrix.Families), MemberType = typeof(Matrix))]
         public void AnUnconnectedSocketReceivesFromItsOtherPeersThroughReports(Family family)
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;

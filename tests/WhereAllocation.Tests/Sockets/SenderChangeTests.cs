@@ -19,15 +19,7 @@ namespace WhereAllocation.Tests
         private static readonly int[] Order = { 0, 0, 1, 0, 2, 2, 2, 1, 1, 0, 2, 0, 1, 2, 0, 0 };
 
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.SocketAddress, Family.DualMode)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.DualMode)]
+        [MemberData(nameof(Matrix.PathsWithFamilies), MemberType = typeof(Matrix))]
         public void EveryDatagramIsAttributedToItsOwnSender(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -59,14 +51,11 @@ namespace WhereAllocation.Tests
             }
         }
 
+        /// <summary>Every path on IPv4 and IPv6; dual mode on Native.</summary>
+        public static TheoryData<DatagramPath, Family> UndoCases => Matrix.PathsWithFamiliesWhere((p, f) => f != Family.DualMode || p == DatagramPath.Native);
+
         [Theory]
-        [InlineData(DatagramPath.Native, Family.IPv4)]
-        [InlineData(DatagramPath.Native, Family.IPv6)]
-        [InlineData(DatagramPath.Native, Family.DualMode)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv4)]
-        [InlineData(DatagramPath.SocketAddress, Family.IPv6)]
-        [InlineData(DatagramPath.Managed, Family.IPv4)]
-        [InlineData(DatagramPath.Managed, Family.IPv6)]
+        [MemberData(nameof(UndoCases))]
         public void AReceiveFromTheSameSenderUndoesChangesMadeInBetween(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;

@@ -5,10 +5,10 @@ using Xunit;
 
 namespace WhereAllocation.Tests
 {
-    /// <summary>The table of docs/CONTRACT.md's "Round 2: awaits and pollers": what an awaited receive (row A1) gives in each situation.</summary>
+    /// <summary>The table of docs/CONTRACT.md's "Awaits and pollers in detail": what an awaited receive (row A1) gives in each situation.</summary>
     public static class AwaitsContract
     {
-        public const string Section = "Round 2: awaits and pollers";
+        public const string Section = "Awaits and pollers in detail";
 
         private static Dictionary<string, string>? s_receive;
 

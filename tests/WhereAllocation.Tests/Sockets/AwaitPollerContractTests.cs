@@ -10,12 +10,12 @@ using Xunit;
 namespace WhereAllocation.Tests
 {
     /// <summary>
-    /// The awaits' side of the contract's second round (docs/CONTRACT.md, "Round 2: awaits and pollers"): any number of
+    /// The awaits' and pollers' part of the contract (docs/CONTRACT.md, "Awaits and pollers in detail"): any number of
     /// waiting sockets served; an I/O thread that cannot start; a ValueTask awaited twice; one wrapper per socket; a
     /// throwing continuation on the I/O thread; an unreferenced wrapper; a socket shut down for receiving. Each on every
     /// path this runtime has, in both continuation modes where the mode matters; everything bounded in time.
     /// </summary>
-    public class AwaitContractRound2Tests : IDisposable
+    public class AwaitPollerContractTests : IDisposable
     {
         private const int Bound = 10_000;
 
@@ -27,12 +27,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "70 waiting")]
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithContinuations), MemberType = typeof(Matrix))]
         public void SeventyWaitingSocketsAreEachServed(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -73,10 +68,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "thread cannot start")]
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithModesInTurn), MemberType = typeof(Matrix))]
         public void AnIoThreadThatCannotStartFailsThatCallAndTheNextTriesAgain(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -112,12 +104,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "awaited twice")]
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithContinuations), MemberType = typeof(Matrix))]
         public void AwaitingAWaitedValueTaskTwiceIsRefused(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -140,10 +127,7 @@ namespace WhereAllocation.Tests
         }
 
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithModesInTurn), MemberType = typeof(Matrix))]
         public void TakingTheResultAsSoonAsItIsCompletedNeverResumesTheNextAwaitEarly(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -176,9 +160,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "second wrapper")]
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void ASecondWrapperOnOneSocketIsRefusedWhileTheFirstLives(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -203,9 +185,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "continuation throws")]
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void AThrowingContinuationOnTheIoThreadIsReportedAndTheOthersAreStillServed(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -253,6 +233,9 @@ namespace WhereAllocation.Tests
             }
         }
 
+        /// <summary>Every path × every mode, with a SynchronizationContext and with a TaskScheduler.</summary>
+        public static IEnumerable<object?[]> ThrowingResumerCases => Matrix.Product(Matrix.PathsWithContinuations, Matrix.Booleans);
+
         /// <summary>
         /// An await that captured a SynchronizationContext (or a TaskScheduler) is resumed through it by whichever thread
         /// completes the operation: the I/O thread, in both modes. A context whose Post throws (one that was closed), or a
@@ -261,18 +244,7 @@ namespace WhereAllocation.Tests
         /// </summary>
         [Observes(AwaitsContract.Section, "A1", "context or scheduler throws")]
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool, true)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool, false)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread, true)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread, false)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool, true)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool, false)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread, true)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread, false)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool, true)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool, false)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread, true)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread, false)]
+        [MemberData(nameof(ThrowingResumerCases))]
         public void AContextOrSchedulerThatThrowsIsReportedAndTheOthersAreStillServed(DatagramPath path, DatagramContinuations mode, bool context)
         {
             if (!Paths.TryForce(path)) return;
@@ -380,9 +352,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "unreferenced wrapper")]
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void AnUnreferencedWrapperIsCollectedAndLetsItsSocketGo(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
@@ -437,12 +407,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "receive shut down")]
         [Theory]
-        [InlineData(DatagramPath.Native, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Native, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.SocketAddress, DatagramContinuations.IoThread)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.ThreadPool)]
-        [InlineData(DatagramPath.Managed, DatagramContinuations.IoThread)]
+        [MemberData(nameof(Matrix.PathsWithContinuations), MemberType = typeof(Matrix))]
         public void AnAwaitOnASocketShutDownForReceivingEndsWithShutdown(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
@@ -474,9 +439,7 @@ namespace WhereAllocation.Tests
 
         [Observes(AwaitsContract.Section, "A1", "empty readiness")]
         [Theory]
-        [InlineData(DatagramPath.Native)]
-        [InlineData(DatagramPath.SocketAddress)]
-        [InlineData(DatagramPath.Managed)]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void ReadinessThatNeverBringsADatagramIsNotSpunOn(DatagramPath path)
         {
             if (!Paths.TryForce(path)) return;
