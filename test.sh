@@ -138,6 +138,11 @@ bash bench/DatagramServer/invariants.sh 2>&1 | tee "$log/server.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(server)
 count_summary "$log/server.txt"
 
+echo "== Contributor commands: CONTRIBUTING.md's one-class commands run exactly that class, and a filter matching nothing fails"
+bash scripts/contributor-commands.sh 2>&1 | tee "$log/contributor.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(contributor-commands)
+count_summary "$log/contributor.txt"
+
 echo "== Packaging checks: Unity .meta files, Unity version and package copies, the install routes (scripts/pack.sh: NuGet into fresh CoreCLR and Mono projects, the README example, the Unity tarball and samples, a clean package folder), NativeAOT publish, trimmed like Unity's stripping Unity's target builds (the public API is checked by the library's build)"
 for check in "unity-meta.sh --check" "unity-version.sh --check" "pack-check.sh" "aot-check.sh" "trim-check.sh" "unity-builds.sh"; do
   name=${check%%.sh*}

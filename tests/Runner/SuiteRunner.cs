@@ -30,6 +30,7 @@ namespace WhereAllocation.Tests.Runner
     /// </para>
     /// <para>
     /// Usage: <c>[--list-classes | --list] [--class FullName]... [--start-after TestName] [--time-limit seconds] [--aot-only] [substring]...</c>.
+    /// A filter that selects no test is a failure (exit code 3), never an empty green run.
     /// Without options every test runs; substrings keep the tests whose name contains one of them. <c>--aot-only</c>
     /// is for a runtime that refuses code made at run time (Mono's <c>--full-aot</c>, as IL2CPP): the compiled
     /// expressions below are such code, so tests are called through <c>MethodInfo.Invoke</c> instead, whose
@@ -64,6 +65,13 @@ namespace WhereAllocation.Tests.Runner
                 return 0;
             }
             List<TestCase> selected = cases.Where(options.Selects).ToList();
+            if (selected.Count == 0)
+            {
+                // A filter that names nothing (a typo, a renamed class) must not pass as a green run of no test.
+                Console.Error.WriteLine("no test matches the filter: none of the " + cases.Count + " tests was selected (--list-classes names the classes)");
+                Console.WriteLine(Host() + ": 0 passed, 1 failed");
+                return 3;
+            }
             if (options.StartAfter != null)
             {
                 int at = selected.FindIndex(c => c.Name == options.StartAfter);
