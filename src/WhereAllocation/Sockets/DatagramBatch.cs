@@ -494,8 +494,8 @@ namespace WhereAllocation
         public int Receive(Socket socket, int timeoutMilliseconds)
         {
             ThrowIfDisposed();
-            SocketExtensions.CheckReceive(socket, SocketFlags.None, null);
-            if (timeoutMilliseconds < Timeout.Infinite) throw SocketExtensions.Refused(socket, new ArgumentOutOfRangeException(nameof(timeoutMilliseconds), timeoutMilliseconds, "The timeout is -1 (infinite) or more."));
+            SocketArguments.CheckReceive(socket, SocketFlags.None, null);
+            if (timeoutMilliseconds < Timeout.Infinite) throw SocketArguments.Refused(socket, new ArgumentOutOfRangeException(nameof(timeoutMilliseconds), timeoutMilliseconds, "The timeout is -1 (infinite) or more."));
             if (_deferredError != SocketError.Success)
             {
                 SocketError error = _deferredError;
@@ -642,7 +642,7 @@ namespace WhereAllocation
         public int Send(Socket socket)
         {
             if (_disposed) ThrowDisposed(); // written out: one call level less per tick on Mono
-            SocketExtensions.CheckSocket(socket);
+            SocketArguments.CheckSocket(socket);
             if (_nextToSend >= _count) return 0;
             if (!socket.IsBound && !socket.Connected) PathCalls.BindAnyOnce(socket);
             // The batch counted in, and on the native path the socket's handle held, under one try/finally (each one costs a

@@ -63,7 +63,7 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// One datagram to <paramref name="to"/> (already fitted to the socket: <see cref="SocketExtensions.FitToSocket"/>) on
+        /// One datagram to <paramref name="to"/> (already fitted to the socket: <see cref="SocketArguments.FitToSocket"/>) on
         /// <paramref name="path"/>. With <paramref name="wait"/> false it returns -1 instead of waiting for room in the send
         /// buffer; with it true a blocking socket waits for room and a non-blocking one throws WouldBlock.
         /// </summary>
