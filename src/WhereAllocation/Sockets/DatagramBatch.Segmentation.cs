@@ -26,9 +26,6 @@ namespace WhereAllocation
         private int* _runStarts;
         private bool _segmentation;
 
-        /// <summary>Test hook: when not 0, a segmented send fails with this OS error number (Linux's) instead of reaching the kernel.</summary>
-        internal int SegmentationFaultForTests = 0; // set by tests only; initialised so Unity, which grants no internals to them, warns of nothing
-
         /// <summary>Segmented sends that went, and the datagrams they carried (for tests and benchmarks).</summary>
         internal long SegmentedSends, SegmentedDatagrams;
 
@@ -220,12 +217,13 @@ namespace WhereAllocation
         private int SendRunMessages(IntPtr raw, int messages, out SocketError error, out bool routeCannotSegment)
         {
             int fault = 0;
-            if (SegmentationFaultForTests != 0)
+            BatchTestSeam? seam = TestSeam;
+            if (seam != null && seam.SegmentationFault != 0)
             {
                 // As the kernel would: the messages before the first segmented one go, then that one fails.
                 int before = 0;
                 while (before < messages && _runStarts[before + 1] - _runStarts[before] == 1) before++;
-                if (before == 0) fault = SegmentationFaultForTests;
+                if (before == 0) fault = seam.SegmentationFault;
                 else messages = before;
             }
             int sent = NativeDatagramIO.Os.SendSegments(raw, _runMessages, messages, fault, out error, out routeCannotSegment);

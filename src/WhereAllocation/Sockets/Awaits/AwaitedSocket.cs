@@ -82,9 +82,6 @@ namespace WhereAllocation
         /// <summary>Unregistered: never armed again.</summary>
         internal bool Removed;
 
-        /// <summary>For tests (<see cref="AwaitEngine.ReportEveryArmedAsReadyForTests"/>): armed for reading since the last report.</summary>
-        internal bool ArmedForReadingForTests;
-
         // ----- questions the engine asks of the socket -----
 
         /// <summary>True when the socket has been disposed.</summary>
