@@ -47,7 +47,7 @@ namespace WhereAllocation
         private int _spillLength, _spillOffset, _spillSegment, _spillNameLength;
         private bool _spillCut, _spillUnsplittable;
 
-        /// <summary>Coalesced datagrams the batch split since it was made, and the datagrams they held (for tests and benchmarks).</summary>
+        /// <summary>Coalesced datagrams the batch split since it was made, and the datagrams they held (for tests).</summary>
         internal long CoalescedReceives, CoalescedDatagrams;
 
         /// <summary>Coalesced receives that went through the spill (for tests).</summary>

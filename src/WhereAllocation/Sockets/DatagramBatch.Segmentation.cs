@@ -26,7 +26,7 @@ namespace WhereAllocation
         private int* _runStarts;
         private bool _segmentation;
 
-        /// <summary>Segmented sends that went, and the datagrams they carried (for tests and benchmarks).</summary>
+        /// <summary>Segmented sends that went, and the datagrams they carried (for tests).</summary>
         internal long SegmentedSends, SegmentedDatagrams;
 
         private static int SegmentationBytes(int capacity) =>
