@@ -210,7 +210,7 @@ namespace WhereAllocation
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint);
         }
 
-        // ----- to the path: PathCalls, the one place that chooses (the two compatible receives above excepted) -----
+        // ----- to the path: PathCalls, the one place that chooses (the two compatible receives and the two array sends above test the path themselves) -----
 
         private static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
