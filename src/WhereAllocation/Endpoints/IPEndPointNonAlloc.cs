@@ -143,28 +143,10 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// Makes this endpoint name the sender whose OS sockaddr (at most <see cref="SockaddrLayout.StorageSize"/>
-        /// bytes) is <paramref name="sockaddr"/>. When the bytes equal the previous sender's, nothing is parsed or written.
-        /// </summary>
-        internal void SetCurrentFromSockaddr(ReadOnlySpan<byte> sockaddr, SockaddrFormat format)
-        {
-            int length = sockaddr.Length;
-            if (length == _sockaddrLength
-                && MemoryMarshal.Read<ulong>(sockaddr) == _sockaddr0
-                && MemoryMarshal.Read<ulong>(sockaddr.Slice(8)) == _sockaddr1
-                && (length == SockaddrLayout.IPv4Size
-                    || (MemoryMarshal.Read<ulong>(sockaddr.Slice(16)) == _sockaddr2 && MemoryMarshal.Read<uint>(sockaddr.Slice(24)) == _sockaddr3))
-                && ReferenceEquals(temp, _sockaddrTemp))
-            {
-                return;
-            }
-            ParseSockaddr(sockaddr, format);
-        }
-
-        /// <summary>
-        /// <see cref="SetCurrentFromSockaddr(ReadOnlySpan{byte}, SockaddrFormat)"/> for the native receive's own stack buffer
-        /// (<paramref name="length"/> at most <see cref="SockaddrLayout.StorageSize"/>, 8-byte aligned): the repeated sender is
-        /// recognised with four loads and compares, with no span made or sliced (each of which Mono checks and does not inline away).
+        /// Makes this endpoint name the sender whose OS sockaddr (<paramref name="length"/> bytes, at most
+        /// <see cref="SockaddrLayout.StorageSize"/>, 8-byte aligned) the native receive got in its own stack buffer. When the
+        /// bytes equal the previous sender's, nothing is parsed or written: the repeated sender is recognised with four loads
+        /// and compares, with no span made or sliced (each of which Mono checks and does not inline away).
         /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)] // into the native receive: one call level less per datagram on Mono
         internal unsafe void SetCurrentFromSockaddr(byte* sockaddr, int length, SockaddrFormat format)

@@ -55,7 +55,7 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
         public AsyncDatagramSocket(Socket socket, DatagramContinuations continuations)
         {
-            SocketExtensions.CheckSocket(socket);
+            SocketArguments.CheckSocket(socket);
             if (continuations != DatagramContinuations.ThreadPool && continuations != DatagramContinuations.IoThread)
                 throw new ArgumentOutOfRangeException(nameof(continuations), continuations, "Not a DatagramContinuations value.");
             SocketWaits.ThrowIfDisposed(socket);
@@ -116,7 +116,7 @@ namespace WhereAllocation
         /// <exception cref="OperationCanceledException">Reported by the ValueTask: <paramref name="cancellationToken"/> was cancelled before the datagram was sent.</exception>
         public ValueTask<int> SendToAsync(ReadOnlyMemory<byte> buffer, EndPointKey remoteEndPoint, CancellationToken cancellationToken = default)
         {
-            EndPointKey to = SocketExtensions.FitToSocket(_registration.Socket, remoteEndPoint);
+            EndPointKey to = SocketArguments.FitToSocket(_registration.Socket, remoteEndPoint);
             return _registration.Send.Start(buffer, to, cancellationToken, this);
         }
 

@@ -47,20 +47,7 @@ namespace WhereAllocation
         private int _spillLength, _spillOffset, _spillSegment, _spillNameLength;
         private bool _spillCut, _spillUnsplittable;
 
-        /// <summary>Test hook: when above 0, the control room a receive offers the kernel instead of <see cref="ReceiveControlRoom"/>.</summary>
-        internal int ReceiveControlRoomForTests = 0; // set by tests only; initialised so Unity, which grants no internals to them, warns of nothing
-
-        /// <summary>Test hook: when above 0, the room the spill offers the kernel instead of the largest datagram's, so that the kernel cuts.</summary>
-        internal int SpillRoomForTests = 0; // set by tests only
-
-        /// <summary>
-        /// Test hook: when above 0, a receive lands in the slots themselves whenever this many are free (whatever their bytes),
-        /// so that a run with more datagrams than free slots reaches the slots (no kernel coalesces more than the slots of an
-        /// empty batch, <see cref="MinCoalescedReceiveCapacity"/>).
-        /// </summary>
-        internal int DirectFreeSlotsForTests = 0; // set by tests only
-
-        /// <summary>Coalesced datagrams the batch split since it was made, and the datagrams they held (for tests and benchmarks).</summary>
+        /// <summary>Coalesced datagrams the batch split since it was made, and the datagrams they held (for tests).</summary>
         internal long CoalescedReceives, CoalescedDatagrams;
 
         /// <summary>Coalesced receives that went through the spill (for tests).</summary>
@@ -156,12 +143,13 @@ namespace WhereAllocation
             while (next < _capacity && _coalescedReceive)
             {
                 int free = _capacity - next;
-                bool direct = DirectFreeSlotsForTests > 0 ? free >= DirectFreeSlotsForTests
+                BatchTestSeam? seam = TestSeam;
+                bool direct = seam != null && seam.DirectFreeSlots > 0 ? free >= seam.DirectFreeSlots
                     : free >= MinCoalescedReceiveCapacity && (long)free * _slotSize >= CoalescedReceiveRoom;
                 header = default;
                 header.NameLength = SockaddrLayout.StorageSize;
                 header.Control = _receiveControl;
-                header.ControlLength = (nuint)(ReceiveControlRoomForTests > 0 ? ReceiveControlRoomForTests : ReceiveControlRoom);
+                header.ControlLength = (nuint)(seam != null && seam.ReceiveControlRoom > 0 ? seam.ReceiveControlRoom : ReceiveControlRoom);
                 if (direct)
                 {
                     header.Name = _names + next * SockaddrLayout.StorageSize;
@@ -173,7 +161,7 @@ namespace WhereAllocation
                     header.Name = _spillName;
                     header.Iov = _spillVector;
                     header.IovLength = 1;
-                    _spillVector->Length = (nuint)(SpillRoomForTests > 0 ? SpillRoomForTests : CoalescedReceiveRoom);
+                    _spillVector->Length = (nuint)(seam != null && seam.SpillRoom > 0 ? seam.SpillRoom : CoalescedReceiveRoom);
                 }
                 long length = NativeDatagramIO.Os.ReceiveMessage(raw, &header, false, out SocketError failure);
                 if (length < 0)

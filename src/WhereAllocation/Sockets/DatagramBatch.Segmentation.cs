@@ -26,10 +26,7 @@ namespace WhereAllocation
         private int* _runStarts;
         private bool _segmentation;
 
-        /// <summary>Test hook: when not 0, a segmented send fails with this OS error number (Linux's) instead of reaching the kernel.</summary>
-        internal int SegmentationFaultForTests = 0; // set by tests only; initialised so Unity, which grants no internals to them, warns of nothing
-
-        /// <summary>Segmented sends that went, and the datagrams they carried (for tests and benchmarks).</summary>
+        /// <summary>Segmented sends that went, and the datagrams they carried (for tests).</summary>
         internal long SegmentedSends, SegmentedDatagrams;
 
         private static int SegmentationBytes(int capacity) =>
@@ -183,31 +180,6 @@ namespace WhereAllocation
             return SendPlain(raw, start, _runStarts[1], out error);
         }
 
-        /// <summary>
-        /// One <c>sendmmsg</c> of slots <paramref name="start"/>..<paramref name="end"/>-1, each as itself; returns how many went.
-        /// When a datagram fails after others went, the kernel stops there without an error, and the next call, which starts at
-        /// that datagram, reports it.
-        /// </summary>
-        private int SendPlain(IntPtr raw, int start, int end, out SocketError error)
-        {
-            int sent = end - start == 1 ? SendOne(raw, start, out error) : NativeDatagramIO.Os.SendMany(raw, _messages + start, end - start, out error);
-            return sent > 0 ? sent : 0;
-        }
-
-        /// <summary>
-        /// Slot <paramref name="index"/> alone, by the OS's one-datagram send (<c>sendto</c>): 1 when it went, or -1 with
-        /// <paramref name="error"/>, as <c>sendmmsg</c> of that one slot would answer. A batch that has one datagram to send (one
-        /// per tick to one peer, or the last of a batch after a full send buffer) takes it because the kernel does less for it:
-        /// no message array to copy in and no per-message loop. Measured on loopback, 64-byte datagrams, one per call, C pinned
-        /// to one CPU (bench/native's wa-fanout --dests 1, sendto against sendmmsg): sendto's CPU per datagram 0.90× sendmmsg's.
-        /// The same flags (never waiting), the same sockaddr and length, the same errors.
-        /// </summary>
-        private int SendOne(IntPtr raw, int index, out SocketError error)
-        {
-            long sent = NativeDatagramIO.Os.Send(raw, _buffers + (long)index * _stride, (int)_messages[index].Length, false,
-                _names + index * SockaddrLayout.StorageSize, (int)_messages[index].Header.NameLength, out error);
-            return sent < 0 ? -1 : 1;
-        }
 
         /// <summary>Writes message <paramref name="messages"/> (then counts it) for slots <paramref name="start"/>..<paramref name="end"/>-1.</summary>
         private void AddRunMessage(ref int messages, int start, int end)
@@ -245,12 +217,13 @@ namespace WhereAllocation
         private int SendRunMessages(IntPtr raw, int messages, out SocketError error, out bool routeCannotSegment)
         {
             int fault = 0;
-            if (SegmentationFaultForTests != 0)
+            BatchTestSeam? seam = TestSeam;
+            if (seam != null && seam.SegmentationFault != 0)
             {
                 // As the kernel would: the messages before the first segmented one go, then that one fails.
                 int before = 0;
                 while (before < messages && _runStarts[before + 1] - _runStarts[before] == 1) before++;
-                if (before == 0) fault = SegmentationFaultForTests;
+                if (before == 0) fault = seam.SegmentationFault;
                 else messages = before;
             }
             int sent = NativeDatagramIO.Os.SendSegments(raw, _runMessages, messages, fault, out error, out routeCannotSegment);

@@ -22,7 +22,7 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         public static void EnableCoalescedReceive(this Socket socket)
         {
-            SocketExtensions.CheckSocket(socket);
+            SocketArguments.CheckSocket(socket);
             if (!DatagramBatch.IsCoalescedReceiveAvailable)
                 throw new PlatformNotSupportedException("Coalesced receive is not available here: it needs Linux 5.0+ (UDP_GRO) and the native path.");
             SafeHandle handle = SocketHandles.Get(socket);

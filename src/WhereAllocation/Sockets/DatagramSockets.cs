@@ -80,7 +80,7 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         public static void Harden(this Socket socket)
         {
-            SocketExtensions.CheckSocket(socket);
+            SocketArguments.CheckSocket(socket);
             if (NativeDatagramIO.IsSupported)
             {
                 NativeDatagramIO.Harden(socket);
@@ -110,7 +110,7 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         public static DatagramSocketStatus GetDatagramStatus(this Socket socket)
         {
-            SocketExtensions.CheckSocket(socket);
+            SocketArguments.CheckSocket(socket);
             if (!NativeDatagramIO.IsSupported)
             {
                 SocketWaits.ThrowIfDisposed(socket);

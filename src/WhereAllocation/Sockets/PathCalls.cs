@@ -12,10 +12,12 @@ namespace WhereAllocation
     /// takes"). Arguments are checked before anything here is called.
     /// </summary>
     /// <remarks>
-    /// Four calls a server makes per datagram test <see cref="DatagramPaths.Active"/> themselves and go straight to the
+    /// <para>A <see cref="DatagramBatch"/> comes here only for its slot-by-slot loops on the runtime's paths; on the native path
+    /// it calls the OS itself, on its own slots (<c>recvmmsg</c>, <c>sendmmsg</c>, <c>sendto</c>, and its slot-by-slot loop).</para>
+    /// <para>Four calls a server makes per datagram test <see cref="DatagramPaths.Active"/> themselves and go straight to the
     /// native path, whose instruction counts bench/ReceiveCost and bench/SendCost budget (on Mono each call level costs
     /// 15-20 instructions): the compatible receives <c>ReceiveFrom_NonAlloc(byte[], …, IPEndPointNonAlloc)</c> and the
-    /// array forms of <c>SendTo_NonAlloc</c>. Any other path, and any argument that is not the simple case, they send here.
+    /// array forms of <c>SendTo_NonAlloc</c>. Any other path, and any argument that is not the simple case, they send here.</para>
     /// </remarks>
     internal static class PathCalls
     {
@@ -63,7 +65,7 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// One datagram to <paramref name="to"/> (already fitted to the socket: <see cref="SocketExtensions.FitToSocket"/>) on
+        /// One datagram to <paramref name="to"/> (already fitted to the socket: <see cref="SocketArguments.FitToSocket"/>) on
         /// <paramref name="path"/>. With <paramref name="wait"/> false it returns -1 instead of waiting for room in the send
         /// buffer; with it true a blocking socket waits for room and a non-blocking one throws WouldBlock.
         /// </summary>

@@ -40,7 +40,7 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TrySendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
-            CheckBuffer(socket, buffer, offset, size);
+            SocketArguments.CheckBuffer(socket, buffer, offset, size);
             return TrySend(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, remoteEndPoint);
         }
 
@@ -57,17 +57,14 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TrySendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
-            if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
-            CheckBuffer(socket, buffer, offset, size);
+            if (remoteEndPoint == null) throw SocketArguments.Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
+            SocketArguments.CheckBuffer(socket, buffer, offset, size);
             return TrySend(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, remoteEndPoint.CurrentKey);
         }
 
         private static bool TrySend(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
         {
-            CheckSocket(socket);
-            // Through Refused, as every other bad argument: on a disposed socket "disposed" wins, as in the runtime's SendTo.
-            if ((flags & ~SocketFlags.DontRoute) != 0) throw Refused(socket, new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags)));
-            EndPointKey to = FitToSocket(socket, remote);
+            EndPointKey to = SocketArguments.CheckSend(socket, flags, remote);
             return PathCalls.TrySend(DatagramPaths.Active, socket, array, offset, buffer, flags, to);
         }
     }

@@ -45,7 +45,7 @@ namespace WhereAllocation
             // names the bad argument (or lets an IPv4 endpoint on a dual-mode socket pass) and remembers the socket.
             if (remoteEndPoint == null || buffer == null || (uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset)
                 || (socketFlags & ~SocketFlags.Peek) != 0 || socket == null || !ReferenceEquals(remoteEndPoint.CheckedSocket, socket))
-                CheckReceiveFromArguments(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
+                SocketArguments.CheckReceiveFromArguments(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
             if (DatagramPaths.s_active == DatagramPath.Native)
             {
                 long length = NativeDatagramIO.Receive(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
@@ -82,7 +82,7 @@ namespace WhereAllocation
                 if (length > buffer.Length) throw new SocketException((int)SocketError.MessageSize);
                 return (int)length;
             }
-            if (buffer == null) throw Refused(socket, new ArgumentNullException(nameof(buffer)));
+            if (buffer == null) throw SocketArguments.Refused(socket, new ArgumentNullException(nameof(buffer)));
             return ReceiveFrom_NonAlloc(socket!, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint!); // a null endpoint: the full overload throws
         }
 
@@ -100,9 +100,9 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint, out ReceivedDatagram datagram)
         {
-            if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
-            CheckBuffer(socket, buffer, offset, size);
-            CheckReceive(socket, socketFlags, remoteEndPoint);
+            if (remoteEndPoint == null) throw SocketArguments.Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
+            SocketArguments.CheckBuffer(socket, buffer, offset, size);
+            SocketArguments.CheckReceive(socket, socketFlags, remoteEndPoint);
             return Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, false, remoteEndPoint, out datagram);
         }
 
@@ -116,14 +116,14 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
-            if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
+            if (remoteEndPoint == null) throw SocketArguments.Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
             if (DatagramPaths.s_active == DatagramPath.Native)
             {
                 // A server's send loop: every check and the native send in one call (NativeDatagramIO.TrySendArray).
                 int sent = NativeDatagramIO.TrySendArray(socket, buffer, offset, size, socketFlags, remoteEndPoint.CurrentKey);
                 if (sent != NativeDatagramIO.NotSimple) return sent;
             }
-            CheckBuffer(socket, buffer, offset, size);
+            SocketArguments.CheckBuffer(socket, buffer, offset, size);
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint.CurrentKey);
         }
 
@@ -141,7 +141,7 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static ReceivedDatagram ReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, SocketFlags socketFlags = SocketFlags.None)
         {
-            CheckReceive(socket, socketFlags, null);
+            SocketArguments.CheckReceive(socket, socketFlags, null);
             Receive(socket, null, 0, buffer, socketFlags, true, null, out ReceivedDatagram datagram);
             return datagram;
         }
@@ -156,8 +156,8 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, out EndPointKey remoteEndPoint)
         {
-            CheckBuffer(socket, buffer, offset, size);
-            CheckReceive(socket, socketFlags, null);
+            SocketArguments.CheckBuffer(socket, buffer, offset, size);
+            SocketArguments.CheckReceive(socket, socketFlags, null);
             Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, null, out ReceivedDatagram datagram);
             remoteEndPoint = datagram.RemoteEndPoint;
             if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
@@ -174,7 +174,7 @@ namespace WhereAllocation
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, out ReceivedDatagram datagram, SocketFlags socketFlags = SocketFlags.None)
         {
-            CheckReceive(socket, socketFlags, null);
+            SocketArguments.CheckReceive(socket, socketFlags, null);
             return Receive(socket, null, 0, buffer, socketFlags, false, null, out datagram);
         }
 
@@ -206,11 +206,11 @@ namespace WhereAllocation
                 int sent = NativeDatagramIO.TrySendArray(socket, buffer, offset, size, socketFlags, remoteEndPoint);
                 if (sent != NativeDatagramIO.NotSimple) return sent;
             }
-            CheckBuffer(socket, buffer, offset, size);
+            SocketArguments.CheckBuffer(socket, buffer, offset, size);
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint);
         }
 
-        // ----- to the path: PathCalls, the one place that chooses (the two compatible receives above excepted) -----
+        // ----- to the path: PathCalls, the one place that chooses (the two compatible receives and the two array sends above test the path themselves) -----
 
         private static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
@@ -224,111 +224,8 @@ namespace WhereAllocation
 
         private static int Send(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
         {
-            CheckSocket(socket);
-            if ((flags & ~SocketFlags.DontRoute) != 0) throw Refused(socket, new ArgumentException("Only SocketFlags.None and DontRoute are supported for sending.", nameof(flags)));
-            EndPointKey to = FitToSocket(socket, remote);
+            EndPointKey to = SocketArguments.CheckSend(socket, flags, remote);
             return PathCalls.Send(DatagramPaths.Active, socket, array, offset, buffer, flags, to, true);
-        }
-
-        // ----- argument checks, all before any system call -----
-
-        // Each check first asks, in one call that cannot throw, whether everything is surely fine (the case of every call in a
-        // server's loop); only when it is not do the checks run one by one, in their documented order, and throw for the first
-        // bad argument. One call instead of four or five: on Mono, which inlines no method that throws, each costs 10-20 instructions.
-        // The compatible receive goes further: its endpoint remembers the socket that passed (IPEndPointNonAlloc.CheckedSocket).
-
-        /// <summary>The compatible receive's checks one by one: throws for the first bad argument (an IPv4 endpoint on a dual-mode socket passes).</summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static void CheckReceiveFromArguments(Socket socket, byte[] buffer, int offset, int size, SocketFlags flags, IPEndPointNonAlloc remoteEndPoint)
-        {
-            if (remoteEndPoint == null) throw Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
-            CheckBuffer(socket, buffer, offset, size);
-            CheckReceiveOneByOne(socket, flags, remoteEndPoint);
-            remoteEndPoint.CheckedSocket = socket;
-        }
-
-        /// <summary>
-        /// True when a receive on <paramref name="socket"/> with <paramref name="flags"/> into <paramref name="into"/> is surely
-        /// allowed: a bound (or connected) IPv4/IPv6 datagram socket, of <paramref name="into"/>'s family when an endpoint is given.
-        /// </summary>
-        // The endpoint's family read without its virtual property: a call per datagram on Mono otherwise.
-        private static bool ReceiveFits(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
-        {
-            if (socket == null || (flags & ~SocketFlags.Peek) != 0) return false;
-            AddressFamily family = socket.AddressFamily;
-            return (family == AddressFamily.InterNetwork || family == AddressFamily.InterNetworkV6) && socket.SocketType == SocketType.Dgram
-                && (into == null || into.HasFamily(family)) && (socket.IsBound || socket.Connected);
-        }
-
-        private static void CheckBuffer(Socket socket, byte[] buffer, int offset, int size)
-        {
-            if (buffer == null) throw Refused(socket, new ArgumentNullException(nameof(buffer)));
-            if ((uint)offset > (uint)buffer.Length) throw Refused(socket, new ArgumentOutOfRangeException(nameof(offset), offset, "The offset is outside the buffer."));
-            if ((uint)size > (uint)(buffer.Length - offset)) throw Refused(socket, new ArgumentOutOfRangeException(nameof(size), size, "The size runs past the end of the buffer."));
-        }
-
-        /// <summary>
-        /// The exception for a bad argument: <paramref name="argumentError"/>, or ObjectDisposedException when the socket is
-        /// disposed, which the runtime's Socket checks first (on .NET and Mono alike). Asked only once an argument failed its
-        /// check, so the calls with good arguments pay nothing for it.
-        /// </summary>
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        internal static Exception Refused(Socket? socket, Exception argumentError)
-        {
-            if (socket != null)
-            {
-                ObjectDisposedException? disposed = SocketWaits.DisposedError(socket);
-                if (disposed != null) return disposed;
-            }
-            return argumentError;
-        }
-
-        internal static void CheckSocket(Socket socket)
-        {
-            if (socket == null) throw new ArgumentNullException(nameof(socket));
-            AddressFamily family = socket.AddressFamily;
-            if (family != AddressFamily.InterNetwork && family != AddressFamily.InterNetworkV6)
-                throw Refused(socket, new ArgumentException("Only IPv4 and IPv6 sockets are supported; this one is " + family + ".", nameof(socket)));
-            if (socket.SocketType != SocketType.Dgram)
-                throw Refused(socket, new ArgumentException("Only datagram sockets are supported; this one is " + socket.SocketType + ".", nameof(socket)));
-        }
-
-        internal static void CheckReceive(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
-        {
-            if (!ReceiveFits(socket, flags, into)) CheckReceiveOneByOne(socket, flags, into);
-        }
-
-        [MethodImpl(MethodImplOptions.NoInlining)]
-        private static void CheckReceiveOneByOne(Socket socket, SocketFlags flags, IPEndPointNonAlloc? into)
-        {
-            CheckSocket(socket);
-            if ((flags & ~SocketFlags.Peek) != 0) throw Refused(socket, new ArgumentException("Only SocketFlags.None and Peek are supported for receiving.", nameof(flags)));
-            if (into != null) CheckReceiveFamily(socket, into.AddressFamily);
-            if (!socket.IsBound && !socket.Connected) throw Refused(socket, new InvalidOperationException("The socket must be bound (or connected, or have sent) before it can receive."));
-        }
-
-        private static void CheckReceiveFamily(Socket socket, AddressFamily endPointFamily)
-        {
-            AddressFamily socketFamily = socket.AddressFamily;
-            if (endPointFamily == socketFamily) return;
-            // Mono's own ReceiveFrom reads the datagram first and throws afterwards, losing it; refuse up front.
-            if (socketFamily == AddressFamily.InterNetworkV6 && endPointFamily == AddressFamily.InterNetwork && IsDualMode(socket)) return;
-            throw Refused(socket, new ArgumentException("The endpoint is " + endPointFamily + " but the socket is " + socketFamily + (socketFamily == AddressFamily.InterNetworkV6 ? " and not dual-mode." : "."), "remoteEndPoint"));
-        }
-
-        private static bool IsDualMode(Socket socket)
-        {
-            return NativeDatagramIO.IsSupported ? NativeDatagramIO.IsDualMode(socket) : socket.DualMode;
-        }
-
-        internal static EndPointKey FitToSocket(Socket socket, in EndPointKey remote)
-        {
-            if (remote.IsEmpty) throw Refused(socket, new ArgumentException("The destination key is empty.", nameof(remote)));
-            AddressFamily socketFamily = socket.AddressFamily;
-            if (remote.AddressFamily == socketFamily) return remote;
-            if (socketFamily == AddressFamily.InterNetworkV6) return remote.MapToIPv6(); // needs a dual-mode socket; the OS says so otherwise
-            if (remote.IsIPv4MappedToIPv6) return remote.MapToIPv4();
-            throw Refused(socket, new ArgumentException("An IPv6 destination cannot be reached from an IPv4 socket.", nameof(remote)));
         }
     }
 }

@@ -165,7 +165,7 @@ namespace WhereAllocation.Tests
                 Assert.False(Linux, "offload should be on by default on Linux");
                 return; // the switch's refusal elsewhere is asserted above
             }
-            batch.SegmentationFaultForTests = fault;
+            batch.TestSeam = new BatchTestSeam { SegmentationFault = fault };
             var to = new List<int>();
             var lengths = new List<int>();
             Pattern(to, lengths);
@@ -402,7 +402,7 @@ namespace WhereAllocation.Tests
             peer.EnableCoalescedReceive();
             using var receiver = new DatagramBatch(128, 1500);
             receiver.CoalescedReceive = true;
-            receiver.SpillRoomForTests = 950;
+            receiver.TestSeam = new BatchTestSeam { SpillRoom = 950 };
             sender.SendTo(new byte[] { 1 }, peer.LocalEndPoint!); // lands in the slots: the rest goes through the spill
             sender.SendTo(new byte[1200], peer.LocalEndPoint!);
             using (var run = new DatagramBatch(10, 100))
@@ -510,7 +510,7 @@ namespace WhereAllocation.Tests
             peer.EnableCoalescedReceive();
             using var receiver = new DatagramBatch(128, 1500);
             receiver.CoalescedReceive = true;
-            receiver.DirectFreeSlotsForTests = 4;
+            receiver.TestSeam = new BatchTestSeam { DirectFreeSlots = 4 };
             for (int i = 0; i < 124; i++) sender.SendTo(new byte[] { 1 }, peer.LocalEndPoint!);
             using (var run = new DatagramBatch(10, 300))
             {

@@ -55,7 +55,7 @@ namespace WhereAllocation.Tests
                 }
                 using AllocationWindow window = AllocationWindow.Open(Awaits);
                 measured = window.Calls;
-                long lateBefore = DatagramOperation<ReceivedDatagram>.IoThreadLateAwaiters;
+                long lateBefore = AwaitTestSeam.IoThreadLateAwaiters;
                 for (int round = 0; round < 3 && bytes != 0; round++)
                 {
                     // Every await of the loop resumes on the I/O thread, so start and end are on it.
@@ -75,7 +75,7 @@ namespace WhereAllocation.Tests
                     Assert.Equal(thread, Environment.CurrentManagedThreadId);
                     bytes = Math.Min(bytes, after - before);
                 }
-                lateAwaiters = DatagramOperation<ReceivedDatagram>.IoThreadLateAwaiters - lateBefore;
+                lateAwaiters = AwaitTestSeam.IoThreadLateAwaiters - lateBefore;
             }, 180_000);
             // A loop that resumes on the I/O thread never registers after its operation completed (the thread completes
             // nothing while it runs the loop): no resumption through the pool, whose work item costs 48 B on Mono.

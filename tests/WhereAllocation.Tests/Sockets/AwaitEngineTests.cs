@@ -201,13 +201,13 @@ namespace WhereAllocation.Tests
                     waiting[i] = wrappers[i].ReceiveFromAsync(new byte[16]);
                 }
                 Thread.Sleep(50); // the engine is in its wait with those armed
-                RebuiltSetPoller.FailPollsForTests = failures;
+                AwaitTestSeam.FailPolls = failures;
                 // The last one's arming wakes the wait: the next call fails as asked.
                 servers[Count - 1] = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
                 wrappers[Count - 1] = new AsyncDatagramSocket(servers[Count - 1]);
                 waiting[Count - 1] = wrappers[Count - 1].ReceiveFromAsync(new byte[16]);
                 long start = Environment.TickCount;
-                while (Volatile.Read(ref RebuiltSetPoller.FailPollsForTests) > 0)
+                while (Volatile.Read(ref AwaitTestSeam.FailPolls) > 0)
                 {
                     Assert.True(Environment.TickCount - start < Bound, "the engine did not wait again");
                     Thread.Sleep(5);
@@ -222,7 +222,7 @@ namespace WhereAllocation.Tests
             }
             finally
             {
-                RebuiltSetPoller.FailPollsForTests = 0;
+                AwaitTestSeam.FailPolls = 0;
                 for (int i = 0; i < Count; i++)
                 {
                     wrappers[i]?.Dispose();

@@ -21,7 +21,7 @@ namespace WhereAllocation.Tests
 
         public void Dispose()
         {
-            AwaitEngine.FailThreadStartForTests = false;
+            AwaitTestSeam.FailThreadStart = false;
             DatagramPaths.Reset();
         }
 
@@ -78,7 +78,7 @@ namespace WhereAllocation.Tests
             using var pair = new Loopback(Family.IPv4);
             using var server = new AsyncDatagramSocket(pair.Server, mode);
             var buffer = new byte[16];
-            AwaitEngine.FailThreadStartForTests = true;
+            AwaitTestSeam.FailThreadStart = true;
             ValueTask<ReceivedDatagram> failed;
             try
             {
@@ -86,7 +86,7 @@ namespace WhereAllocation.Tests
             }
             finally
             {
-                AwaitEngine.FailThreadStartForTests = false;
+                AwaitTestSeam.FailThreadStart = false;
             }
             Assert.True(failed.IsCompleted, "the call should end at once when the I/O thread cannot start");
             InvalidOperationException error = Assert.Throws<InvalidOperationException>(() => failed.GetAwaiter().GetResult());
@@ -418,7 +418,7 @@ namespace WhereAllocation.Tests
             AwaitEngine poller = PathCalls.Engine(path);
             ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(new byte[16]);
             Assert.False(waiting.IsCompleted);
-            long emptyBefore = poller.EmptyReports;
+            long emptyBefore = AwaitTestSeam.EmptyReports;
             ShutDownReceiving(pair.Server);
             // Windows reports no readiness for a socket shut down for receiving, and fails the next datagram's receive
             // with WSAESHUTDOWN: there the await ends when one arrives.
@@ -433,8 +433,8 @@ namespace WhereAllocation.Tests
             if (windows) pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
             Assert.Equal("Shutdown", Awaits.Outcome(later, Bound, out ReceivedDatagram _));
             // And the poller never spun on readiness that brought nothing.
-            Assert.True(poller.EmptyReports - emptyBefore <= 2 * AwaitEngine.EmptyReportsBeforeProbe + 2,
-                (poller.EmptyReports - emptyBefore) + " empty readiness reports");
+            Assert.True(AwaitTestSeam.EmptyReports - emptyBefore <= 2 * AwaitEngine.EmptyReportsBeforeProbe + 2,
+                (AwaitTestSeam.EmptyReports - emptyBefore) + " empty readiness reports");
         }
 
         [Observes(AwaitsContract.Section, "A1", "empty readiness")]
@@ -447,13 +447,13 @@ namespace WhereAllocation.Tests
             using var server = new AsyncDatagramSocket(pair.Server, DatagramContinuations.IoThread);
             AwaitEngine poller = PathCalls.Engine(path);
             // Readiness that yields nothing, forever: the poller is told the socket is ready, the receive finds nothing.
-            AwaitEngine.ReportEveryArmedAsReadyForTests = true;
+            AwaitTestSeam.ReportEveryArmedAsReady = true;
             try
             {
                 ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(new byte[16]);
-                long before = poller.EmptyReports;
+                long before = AwaitTestSeam.EmptyReports;
                 Thread.Sleep(1_000);
-                long empty = poller.EmptyReports - before;
+                long empty = AwaitTestSeam.EmptyReports - before;
                 // At most a few tries right away, then one per slice (100 ms): never thousands.
                 Assert.Equal(AwaitsContract.Cell("empty readiness"),
                     empty <= AwaitEngine.EmptyReportsBeforeProbe + 1_000 / AwaitEngine.SliceMilliseconds + 3 ? "no spin" : empty + " empty reports in one second");
@@ -463,7 +463,7 @@ namespace WhereAllocation.Tests
             }
             finally
             {
-                AwaitEngine.ReportEveryArmedAsReadyForTests = false;
+                AwaitTestSeam.ReportEveryArmedAsReady = false;
             }
         }
 

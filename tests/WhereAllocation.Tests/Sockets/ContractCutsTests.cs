@@ -138,7 +138,7 @@ namespace WhereAllocation.Tests
             ControlOptions.TurnOnEvery(peer, family);
             using var batch = new DatagramBatch(DatagramBatch.MinCoalescedReceiveCapacity, 1500);
             batch.CoalescedReceive = true;
-            batch.ReceiveControlRoomForTests = controlRoom;
+            batch.TestSeam = new BatchTestSeam { ReceiveControlRoom = controlRoom };
             string sent = SendRun(sender, BatchTraffic.KeyOf(peer), 10, 100);
             if (sent.Length > 0) return sent;
             int n = ReceiveFor(id, batch, peer);

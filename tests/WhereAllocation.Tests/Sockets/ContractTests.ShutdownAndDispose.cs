@@ -318,7 +318,7 @@ namespace WhereAllocation.Tests
                     using var other = new Loopback(Family.IPv4, 0);
                     using var a = new AsyncDatagramSocket(empty.Server, continuations);
                     using var b = new AsyncDatagramSocket(other.Server, continuations);
-                    AwaitEngine.ReportEveryArmedAsReadyForTests = true;
+                    AwaitTestSeam.ReportEveryArmedAsReady = true;
                     try
                     {
                         ValueTask<ReceivedDatagram> waiting = a.ReceiveFromAsync(new byte[16]);
@@ -331,7 +331,7 @@ namespace WhereAllocation.Tests
                     }
                     finally
                     {
-                        AwaitEngine.ReportEveryArmedAsReadyForTests = false;
+                        AwaitTestSeam.ReportEveryArmedAsReady = false;
                     }
                 }
             }

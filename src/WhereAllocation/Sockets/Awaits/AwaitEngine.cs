@@ -37,12 +37,6 @@ namespace WhereAllocation
         /// </summary>
         internal const int EmptyReportsBeforeProbe = 2;
 
-        /// <summary>For tests: the next start of the I/O thread fails as if the runtime could not create it.</summary>
-        internal static volatile bool FailThreadStartForTests = false; // set by tests only; initialised so a build without the tests' InternalsVisibleTo (Unity's) warns of nothing
-
-        /// <summary>For tests: every socket armed for reading is reported readable at once, whether or not anything came.</summary>
-        internal static volatile bool ReportEveryArmedAsReadyForTests = false; // set by tests only (see above)
-
         private static readonly object s_create = new object();
         private static AwaitEngine? s_native;
         private static AwaitEngine? s_runtime;
@@ -65,7 +59,6 @@ namespace WhereAllocation
         private AwaitedOperation? _readyFirst;
         private AwaitedOperation? _readyLast;
         private AwaitedSocket?[] _swept = new AwaitedSocket?[16];
-        private long _emptyReports;
 
         private AwaitEngine(ReadinessPoller poller)
         {
@@ -117,12 +110,6 @@ namespace WhereAllocation
 
         /// <summary>For tests: how many registrations are live.</summary>
         internal int Registered => Volatile.Read(ref _registered);
-
-        /// <summary>For tests: how many reports found nothing for the operation they woke, since the process started.</summary>
-        internal long EmptyReports => Interlocked.Read(ref _emptyReports);
-
-        /// <summary>Counts a report that found nothing. The thread only.</summary>
-        internal void CountEmptyReport() => Interlocked.Increment(ref _emptyReports);
 
         // ----- registrations -----
 
@@ -198,7 +185,7 @@ namespace WhereAllocation
                     socket.ArmedRead = read;
                     socket.ArmedWrite = write;
                     socket.Arming++;
-                    if (read) socket.ArmedForReadingForTests = true;
+                    if (read && AwaitTestSeam.ReportEveryArmedAsReady) AwaitTestSeam.ArmedForReading(socket);
                     SocketError error = _poller.Arm(socket);
                     if (error != SocketError.Success) failure = new SocketException((int)error);
                     else wake = _poller.ArmNeedsWake && !IsIoThread;
@@ -227,7 +214,7 @@ namespace WhereAllocation
             if (opened != SocketError.Success) return new SocketException((int)opened);
             try
             {
-                if (FailThreadStartForTests) throw new OutOfMemoryException("Thread creation failed (test hook).");
+                if (AwaitTestSeam.FailThreadStart) throw new OutOfMemoryException("Thread creation failed (test hook).");
                 var thread = new Thread(Run) { IsBackground = true, Name = "where-allocation I/O (" + _poller.Mechanism + ")" };
                 thread.Start(); // the thread waits for this lock before it can end
                 _thread = thread;
@@ -258,7 +245,8 @@ namespace WhereAllocation
             long lastSweep = Stopwatch.GetTimestamp();
             while (true)
             {
-                bool reportAll = ReportEveryArmedAsReadyForTests;
+                // The test seam's one read per turn (AwaitTestSeam): a volatile load, next to a wait that is a system call.
+                bool reportAll = AwaitTestSeam.ReportEveryArmedAsReady;
                 int count = _poller.Wait(_waiting, _readyFirst != null || reportAll ? 0 : SliceMilliseconds, out SocketError error);
                 if (count < 0)
                 {
@@ -356,19 +344,18 @@ namespace WhereAllocation
             }
         }
 
-        /// <summary>The test hook: every socket armed for reading since its last report is reported readable.</summary>
+        /// <summary>The test hook (<see cref="AwaitTestSeam.ReportEveryArmedAsReady"/>): every waiting socket armed for reading since its last report is reported readable.</summary>
         private void ReportArmedAsReady()
         {
             int count = 0;
             lock (_waiting)
             {
-                if (_swept.Length < _waiting.Count) _swept = new AwaitedSocket?[_waiting.Count * 2];
-                for (int i = 0; i < _waiting.Count; i++)
+                int taken = AwaitTestSeam.TakeArmedForReading(this, ref _swept);
+                for (int i = 0; i < taken; i++)
                 {
-                    AwaitedSocket socket = _waiting[i];
-                    if (!socket.ArmedForReadingForTests) continue;
-                    socket.ArmedForReadingForTests = false;
-                    _swept[count++] = socket;
+                    AwaitedSocket socket = _swept[i]!;
+                    _swept[i] = null;
+                    if (socket.WaitingIndex >= 0) _swept[count++] = socket; // still on the list
                 }
             }
             for (int k = 0; k < count; k++)

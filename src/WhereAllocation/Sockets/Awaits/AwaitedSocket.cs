@@ -8,7 +8,8 @@ namespace WhereAllocation
     /// <summary>
     /// One <see cref="AsyncDatagramSocket"/> as its engine knows it: the socket, the path and continuation mode it was made
     /// with, its two reusable operations (one receive, one send), and the engine's state for it (its slot and token, and
-    /// what it is armed for), which the engine alone changes, under its list's lock.
+    /// what it is armed for), which the engine, its list (<see cref="WaitingSockets"/>) and its poller change, each under
+    /// the list's lock.
     /// </summary>
     /// <remarks>
     /// The engine holds this object while it is registered, and this object holds the socket; nothing here holds the
@@ -59,7 +60,9 @@ namespace WhereAllocation
 
         internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
-        // ----- the engine's state for this socket: changed by the engine only, under its WaitingSockets' lock -----
+        // ----- the engine's state for this socket: changed under the engine's WaitingSockets' lock, by the engine (Register,
+        // Arm, the sweep, Unregister), the list itself (WaitingIndex) and the poller (InSet; RebuiltSetPoller's reports clear
+        // ArmedRead and ArmedWrite); Token is read without the lock by the engine's thread, which checks it against its slot -----
 
         /// <summary>The engine's slot for this socket.</summary>
         internal int Slot;
@@ -70,7 +73,11 @@ namespace WhereAllocation
         /// <summary>The place on the engine's <see cref="WaitingSockets"/>, -1 when not on it.</summary>
         internal int WaitingIndex = -1;
 
-        /// <summary>What the poller is to report: readability, writability (one-shot: cleared by the report).</summary>
+        /// <summary>
+        /// What the socket was last armed for: readability, writability. Arming is one-shot, but only a set rebuilt per wait
+        /// (<see cref="RebuiltSetPoller"/>) clears these when it reports the socket; epoll and kqueue keep the one-shot in the
+        /// kernel and leave them as armed. The sweep clears both when the socket leaves the list; the next arming overwrites them.
+        /// </summary>
         internal bool ArmedRead, ArmedWrite;
 
         /// <summary>Counts the armings, so that a set rebuilt per wait disarms only the arming its report answers.</summary>
@@ -81,9 +88,6 @@ namespace WhereAllocation
 
         /// <summary>Unregistered: never armed again.</summary>
         internal bool Removed;
-
-        /// <summary>For tests (<see cref="AwaitEngine.ReportEveryArmedAsReadyForTests"/>): armed for reading since the last report.</summary>
-        internal bool ArmedForReadingForTests;
 
         // ----- questions the engine asks of the socket -----
 

@@ -48,12 +48,6 @@ namespace WhereAllocation
         private static readonly WaitCallback s_queued = state => ((DatagramOperation<TResult>)state!).InvokeContinuation();
 #endif
 
-        // For tests: IoThread-mode awaiters that came after their operation completed, and so resumed through the thread pool.
-        private static long s_ioThreadLateAwaiters;
-
-        /// <summary>For tests: how many IoThread-mode awaits resumed through the thread pool because the operation completed before the awaiter registered.</summary>
-        internal static long IoThreadLateAwaiters => Interlocked.Read(ref s_ioThreadLateAwaiters);
-
         private protected readonly AwaitedSocket Owner;
 
         private short _version;
@@ -235,7 +229,7 @@ namespace WhereAllocation
                 Finish(result, null, true);
                 return;
             }
-            Owner.Engine.CountEmptyReport();
+            AwaitTestSeam.CountEmptyReport();
             _empty++;
             if (hungUp || (_empty >= AwaitEngine.EmptyReportsBeforeProbe && IsReceive && Owner.IsReceiveShutDown()))
             {
@@ -395,7 +389,7 @@ namespace WhereAllocation
             // such races would pile up frames. In IoThread mode that is the one hand-over to the pool the mode has (some 50 B on
             // Mono); it can only happen to a call made off the I/O thread, since the I/O thread, while it runs the
             // caller's code, completes nothing: a loop that resumes on it never meets it after its first await.
-            if (Owner.Continuations == DatagramContinuations.IoThread) Interlocked.Increment(ref s_ioThreadLateAwaiters);
+            if (Owner.Continuations == DatagramContinuations.IoThread) AwaitTestSeam.CountLateAwaiter();
             _continuation = continuation;
             Schedule(false);
         }

@@ -27,8 +27,6 @@ namespace WhereAllocation
         private bool[] _closed = new bool[16];
         private bool _everyEntry; // this wait failed twice: every entry is reported
 
-        /// <summary>For tests: how many of the next calls fail as a whole, as Wine's WSAPoll does when a socket of its set is closed during the call.</summary>
-        internal static int FailPollsForTests = 0; // set by tests only; initialised so a build without the tests' InternalsVisibleTo (Unity's) warns of nothing
         private long[] _reportTokens = new long[16];
         private Readiness[] _reportEvents = new Readiness[16];
 
@@ -109,7 +107,7 @@ namespace WhereAllocation
 
         private int Poll(int timeoutMilliseconds, out SocketError error)
         {
-            if (Volatile.Read(ref FailPollsForTests) > 0 && Interlocked.Decrement(ref FailPollsForTests) >= 0)
+            if (AwaitTestSeam.TakePollFailure())
             {
                 error = SocketError.NotSocket;
                 return -1;
