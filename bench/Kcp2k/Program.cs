@@ -10,7 +10,8 @@ using WhereAllocation.Samples;
 // channel, so the count includes the server's sends (replies and kcp's acknowledgements). The server thread ticks,
 // receiving until the socket is empty; after every client is connected and a warm-up, a window of ticks is measured
 // with GC.GetAllocatedBytesForCurrentThread (CoreCLR; Mono with SGen).
-//   Kcp2k --server stock|where-allocation [--dual] [--clients 50] [--warmup 2] [--seconds 5]
+// --max-connections (the sample only) below --clients checks the sample's cap: that many connect, the rest are refused.
+//   Kcp2k --server stock|where-allocation [--dual] [--clients 50] [--max-connections 1024] [--warmup 2] [--seconds 5]
 internal static class Program
 {
     private sealed class StockServer : KcpServer
@@ -29,8 +30,8 @@ internal static class Program
     private sealed class SampleServer : WhereAllocationKcpServer
     {
         public long Datagrams;
-        public SampleServer(Action<int> connected, Action<int, ArraySegment<byte>, KcpChannel> data, KcpConfig config)
-            : base(connected, data, _ => { }, (_, _, _) => { }, config) { }
+        public SampleServer(Action<int> connected, Action<int, ArraySegment<byte>, KcpChannel> data, KcpConfig config, int maxConnections)
+            : base(connected, data, _ => { }, (_, _, _) => { }, config, maxConnections) { }
         protected override bool RawReceiveFrom(out ArraySegment<byte> segment, out int connectionId)
         {
             bool got = base.RawReceiveFrom(out segment, out connectionId);
@@ -43,7 +44,7 @@ internal static class Program
     {
         string kind = "stock";
         bool dual = false;
-        int clients = 50;
+        int clients = 50, maxConnections = 1024;
         double warmup = 2, seconds = 5;
         for (int i = 0; i < args.Length; i++)
         {
@@ -52,6 +53,7 @@ internal static class Program
                 case "--server": kind = args[++i]; break;
                 case "--dual": dual = true; break;
                 case "--clients": clients = int.Parse(args[++i]); break;
+                case "--max-connections": maxConnections = int.Parse(args[++i]); break;
                 case "--warmup": warmup = double.Parse(args[++i]); break;
                 case "--seconds": seconds = double.Parse(args[++i]); break;
                 default: Console.Error.WriteLine("unknown option " + args[i]); return 2;
@@ -70,7 +72,8 @@ internal static class Program
         StockServer stock = null;
         SampleServer sample = null;
         if (kind == "stock") server = stock = new StockServer(onConnected, onData, config);
-        else server = sample = new SampleServer(onConnected, onData, config);
+        else server = sample = new SampleServer(onConnected, onData, config, maxConnections);
+        int expected = sample != null ? Math.Min(clients, maxConnections) : clients;
         server.Start(port);
         Func<long> datagrams = () => stock != null ? stock.Datagrams : sample.Datagrams;
 
@@ -105,11 +108,11 @@ internal static class Program
 
         // The server, on this thread.
         var clock = Stopwatch.StartNew();
-        while (Volatile.Read(ref connected) < clients)
+        while (Volatile.Read(ref connected) < expected)
         {
             server.Tick();
             Thread.Sleep(1);
-            if (clock.Elapsed.TotalSeconds > 30) { Console.Error.WriteLine("only " + connected + " of " + clients + " clients connected in 30 s"); return 1; }
+            if (clock.Elapsed.TotalSeconds > 30) { Console.Error.WriteLine("only " + connected + " of " + expected + " clients connected in 30 s"); return 1; }
         }
         var until = clock.Elapsed.TotalSeconds + warmup;
         while (clock.Elapsed.TotalSeconds < until) { server.Tick(); Thread.Sleep(1); }
@@ -127,6 +130,6 @@ internal static class Program
         Console.WriteLine($"{runtime}, {kind}, {(dual ? "dual-mode" : "IPv4")}, {clients} clients: {received} datagrams received, "
             + $"{bytes} B allocated on the server thread, {(received > 0 ? (double)bytes / received : 0):F1} B per datagram"
             + $", {connections} connections" + (sample != null ? $", {sample.RefusedDatagrams} refused" : ""));
-        return received > 0 ? 0 : 1;
+        return received > 0 && connections == expected && connected == expected ? 0 : 1;
     }
 }
