@@ -38,7 +38,10 @@
 #   two assemblies with one name stop the compilation.
 # Stricter than Unity: warnings are errors. Planted violations prove the compilation can fail: each is a copy of the
 # project with one mistake, which must fail with the compiler's (or Unity's) own message; "planted violation
-# rejected" counts as a pass.
+# rejected" counts as a pass. The kcp2k sample (Samples~/Kcp2kServer) is checked both ways: skipped in that project,
+# which has neither Mirror nor kcp2k (its defineConstraints need Mirror's MIRROR_89_OR_NEWER), and compiled in a project
+# with the kcp2k stand-in (tests/Kcp2kStandIn) where Mirror keeps kcp2k and Mirror's define symbols given, in both of
+# kcp2k's forms (V1.41's, and Mirror 90's with MIRROR_90_OR_NEWER).
 #
 # Last, the NuGet package's netstandard2.1 assembly (compiled without Unity's defines) beside the UnityEngine stand-in,
 # whose Application.platform answers what the check sets, run by samples/TrimCheck on Mono: Android takes the Linux
@@ -125,9 +128,9 @@ status=$?; [ $status = 0 ] || cat "$work/tool.txt"
 check $status "tests/UnityCompile builds (the compilation that follows Unity's assembly rules)"
 [ "$failed" -eq 0 ] || finish
 tool() { dotnet "$work/tool/UnityCompile.dll" "$@"; }
-unity_compile() { # <project> <target> <api> <out>: prints the tool's lines; its status
+unity_compile() { # <project> <target> <api> <out> [scripting define symbols]: prints the tool's lines; its status
   tool compile --project "$1" --target "$2" --api "$3" --out "$4" --csc "$csc" --standard "$refs" --framework "$framework" \
-    --engine "$work/unity/UnityEngine.dll" --editor "$work/unity/UnityEditor.dll" --warnaserror
+    --engine "$work/unity/UnityEngine.dll" --editor "$work/unity/UnityEditor.dll" ${5:+--defines "$5"} --warnaserror
 }
 # A Unity project with the packages embedded (Packages/<name>: the files git tracks or would track, as a user's copy
 # holds them): the sockets package, its samples imported where the Package Manager puts them
@@ -141,6 +144,8 @@ new_project() { # <folder> [sockets package folder, default src/WhereAllocation]
   mkdir -p "$1/Assets"
   tool import-samples --package "$to" --project "$1" >/dev/null
 }
+# The imported Echo sample's folder (this version's) in a project.
+echo_sample() { find "$1/Assets/Samples" -mindepth 3 -maxdepth 3 -type d -name 'Echo*' -path "*/$(sed -nE 's/^  "version": "([^"]*)",?$/\1/p' src/WhereAllocation/package.json)/*" | head -1; }
 embed() { # <package folder> <Packages/name>
   mkdir -p "$2"
   (cd "$1" && { git ls-files; git ls-files --others --exclude-standard; } 2>/dev/null | sort -u | while read -r f; do
@@ -161,6 +166,7 @@ check $? "a stray System.Memory.dll with its own Span<T> builds (the planted plu
 # The user's project: the package, this version's sample and a copy of an older release's sample left in the project
 # (Unity's import removes an earlier import only where it was put; a moved or copied one stays), and the stray
 # System.Memory.dll among the project's plugins.
+version=$(sed -nE 's/^  "version": "([^"]*)",?$/\1/p' src/WhereAllocation/package.json)
 project=$work/project
 new_project "$project"
 mkdir -p "$work/older"; cp -r src/WhereAllocation/. "$work/older/"
@@ -180,17 +186,36 @@ for target in editor android-il2cpp ios-il2cpp linux-server-il2cpp linux-mono wi
     check $? "$target, API level $api: the Editor assembly is compiled $([ "$target" = editor ] && echo "for the editor" || echo "for no player")"
     [ -f "$out/WhereAllocation.Memory.dll" ] && [ -f "$out/WhereAllocation.dll" ]
     check $? "$target, API level $api: both packages' runtime assemblies (WhereAllocation, WhereAllocation.Memory) are compiled"
+    grep -q "WhereAllocation.Samples.Kcp2kServer.$version: not compiled for $target (defineConstraints MIRROR_89_OR_NEWER)" "$out.txt" \
+      && [ ! -f "$out/WhereAllocation.Samples.Kcp2kServer.$version.dll" ]
+    check $? "$target, API level $api: the kcp2k sample, imported into a project without Mirror, is skipped (its defineConstraints)"
   done
 done
 grep -q "\"name\": \"$(sed -nE 's/.*PackageName = "([^"]+)".*/\1/p' src/WhereAllocation/Editor/LinkXmlForUnityLinker.cs)\"" src/WhereAllocation/package.json
 check $? "the Editor code names the package as package.json does (the path it hands the linker: Packages/<name>/link.xml)"
+
+echo "== The kcp2k sample where Mirror is: the kcp2k stand-in (tests/Kcp2kStandIn) where Mirror keeps kcp2k, Mirror's define symbols"
+# Mirror 89 and later define MIRROR_89_OR_NEWER (the sample's constraint); Mirror 90 and later also MIRROR_90_OR_NEWER,
+# and their kcp2k's server reports a connection as Action<int, IPEndPoint> (the stand-in follows the same symbol).
+with_kcp2k() { mkdir -p "$1/Assets/Mirror/Transports/KCP/kcp2k"; cp tests/Kcp2kStandIn/kcp2k.asmdef tests/Kcp2kStandIn/Kcp2kStandIn.cs "$1/Assets/Mirror/Transports/KCP/kcp2k/"; }
+kcp_project=$work/kcp2k-project
+new_project "$kcp_project"; with_kcp2k "$kcp_project"
+for defines in "MIRROR;MIRROR_89_OR_NEWER" "MIRROR;MIRROR_89_OR_NEWER;MIRROR_90_OR_NEWER"; do
+  for build in editor:standard linux-server-il2cpp:standard linux-server-il2cpp:framework windows-mono:standard android-il2cpp:standard; do
+    target=${build%%:*}; api=${build#*:}; out=$work/build/kcp2k-$target-$api-${defines##*;}
+    unity_compile "$kcp_project" "$target" "$api" "$out" "$defines" >"$out.txt" 2>&1; status=$?
+    [ $status = 0 ] || sed 's/^/  /' "$out.txt"
+    grep -q "compiled WhereAllocation.Samples.Kcp2kServer.$version .*references WhereAllocation, kcp2k" "$out.txt"
+    check $(( status || $? )) "$target, API level $api, defines $defines: every assembly compiles, the kcp2k sample among them (references WhereAllocation, kcp2k)"
+  done
+done
 
 echo "== Planted violations: each must fail that compilation (a pass here is a violation rejected)"
 planted() { # <name> <target> <the compiler's or Unity's message expected> <mutation command...>
   local name=$1 target=$2 expect=$3; shift 3
   local dir=$work/planted/$name
   new_project "$dir"
-  "$@" "$dir" "$dir/Packages/com.where-allocation.core" "$(find "$dir/Assets/Samples" -mindepth 3 -maxdepth 3 -type d | head -1)"
+  "$@" "$dir" "$dir/Packages/com.where-allocation.core" "$(echo_sample "$dir")"
   unity_compile "$dir" "$target" standard "$dir.out" >"$dir.txt" 2>&1; status=$?
   if [ $status != 0 ] && grep -q -- "$expect" "$dir.txt"; then
     grep -m2 -E "error" "$dir.txt" | sed 's/^/  /'
@@ -227,13 +252,31 @@ planted stray-System.Memory-named-in-precompiledReferences android-il2cpp "CS043
 planted allowUnsafeCode-false android-il2cpp "CS0227" no_unsafe
 planted csc.rsp-removed android-il2cpp "CS8632" no_rsp
 planted two-imported-versions-one-sample-name editor "already exists" fixed_sample_name
+# The kcp2k sample: an override whose signature is not kcp2k's (CS0115), the guard removed in a project without Mirror
+# (CS0246: the guard is what keeps such a project compiling), and kcp2k's Mirror 90 form without MIRROR_90_OR_NEWER, as
+# Mirror 89.11 to 89.x have it (CS1503).
+planted_kcp2k() { # <name> <expected message> <define symbols> <kcp2k: yes|no> <mutation of the imported sample folder...>
+  local name=$1 expect=$2 defines=$3 kcp=$4; shift 4
+  local dir=$work/planted/$name
+  new_project "$dir"; [ "$kcp" = yes ] && with_kcp2k "$dir"
+  "$@" "$(find "$dir/Assets/Samples" -mindepth 3 -maxdepth 3 -type d -name 'kcp2k*' -path "*/$version/*" | head -1)" "$dir"
+  unity_compile "$dir" linux-server-il2cpp standard "$dir.out" "$defines" >"$dir.txt" 2>&1; status=$?
+  if [ $status != 0 ] && grep -q -- "$expect" "$dir.txt"; then grep -m2 -E "error" "$dir.txt" | sed 's/^/  /'; check 0 "planted violation rejected: $name (linux-server-il2cpp: $expect)"
+  else sed 's/^/  /' "$dir.txt"; check 1 "planted violation rejected: $name (linux-server-il2cpp: expected a failure with $expect)"; fi
+}
+wrong_override() { sed -i 's/protected override void RawSend(int connectionId, ArraySegment<byte> data)/protected override void RawSend(int connectionId, byte[] data)/' "$1/WhereAllocationKcpServer.cs"; }
+no_guard() { sed -i 's/"defineConstraints": \["MIRROR_89_OR_NEWER"\]/"defineConstraints": []/' "$1"/*.asmdef; }
+mirror_89_11() { sed -i 's/^#if MIRROR_90_OR_NEWER$/#if true/' "$2/Assets/Mirror/Transports/KCP/kcp2k/Kcp2kStandIn.cs"; }
+planted_kcp2k kcp2k-sample-override-with-wrong-signature "CS0115" "MIRROR;MIRROR_89_OR_NEWER" yes wrong_override
+planted_kcp2k kcp2k-sample-without-its-guard-no-Mirror "CS0246" "" no no_guard
+planted_kcp2k kcp2k-Mirror-90-form-without-MIRROR_90_OR_NEWER "CS1503" "MIRROR;MIRROR_89_OR_NEWER" yes mirror_89_11
 # And the model's own reference rules, both ways: a reference by GUID (the .asmdef.meta's) resolves; a GUID that names
 # nothing is dropped, as Unity drops it, and the compiler then misses the assembly.
 guid=$(sed -nE 's/^guid: //p' src/WhereAllocation/WhereAllocation.asmdef.meta)
 by_guid() { sed -i "s/\"references\": \[\"WhereAllocation\"\]/\"references\": [\"GUID:$guid\"]/" "$3"/*.asmdef; }
 by_wrong_guid() { sed -i "s/\"references\": \[\"WhereAllocation\"\]/\"references\": [\"GUID:00000000000000000000000000000000\"]/" "$3"/*.asmdef; }
 new_project "$work/planted/by-guid"
-by_guid "$work/planted/by-guid" "" "$(find "$work/planted/by-guid/Assets/Samples" -mindepth 3 -maxdepth 3 -type d | head -1)"
+by_guid "$work/planted/by-guid" "" "$(echo_sample "$work/planted/by-guid")"
 unity_compile "$work/planted/by-guid" android-il2cpp standard "$work/planted/by-guid.out" >"$work/planted/by-guid.txt" 2>&1; status=$?
 [ $status = 0 ] || cat "$work/planted/by-guid.txt"; grep -q "WhereAllocation.Samples.*references WhereAllocation," "$work/planted/by-guid.txt"
 check $(( status || $? )) "the sample referencing WhereAllocation by GUID:$guid compiles and gets the reference"

@@ -15,9 +15,10 @@ using System.Text.Json;
 //       Assets/Samples/<package displayName>/<package version>/<sample displayName>/ (PackageManager.UI.Sample.importPath).
 //   compile --project <folder> --target <name> --api <standard|framework> --out <folder> --csc <csc.dll>
 //           --standard <.NET Standard 2.1 reference folder> --framework <Mono 4.x folder with Facades/>
-//           --engine <UnityEngine.dll> --editor <UnityEditor.dll> [--warnaserror]
+//           --engine <UnityEngine.dll> --editor <UnityEditor.dll> [--defines <A;B>] [--warnaserror]
 //       prints one line per assembly (compiled, or why not, with the compiler's errors) and exits 0 only when every
-//       assembly of the target compiled.
+//       assembly of the target compiled. --defines: the project's scripting define symbols (Player Settings), which
+//       Unity adds to every assembly's defines and which defineConstraints see (Mirror, for one, adds MIRROR_*).
 //
 // What is modelled (Unity 2021.2 to 6000.x):
 //  - an assembly's scripts: the .cs files in its .asmdef's folder and below, except those under a deeper .asmdef;
@@ -41,7 +42,8 @@ using System.Text.Json;
 //    Standard 2.1, or the ".NET Framework" level (Unity's 4.8 profile; Editor-only assemblies always compile at this
 //    level, as the editor compiles them against its own profile).
 // Not modelled: Assembly-CSharp and the other predefined assemblies, .asmref files (refused), Roslyn analyzers and
-// source generators, a project-wide csc.rsp under Assets/, player scripting define symbols.
+// source generators, a project-wide csc.rsp under Assets/, scripting define symbols per build target (--defines gives
+// one set for every target).
 internal static class Program
 {
     private sealed record Target(string Platform, bool Editor, string Defines);
@@ -220,7 +222,7 @@ internal static class Program
         var autoReferenced = dlls.Where(d => !File.Exists(d + ".meta") || !File.ReadAllText(d + ".meta").Contains("isExplicitlyReferenced: 1")).ToList();
         if (errors > 0) return 1;
 
-        string baseDefines = CommonDefines + ";" + target.Defines;
+        string baseDefines = CommonDefines + ";" + target.Defines + (options.TryGetValue("defines", out string? scripting) ? ";" + scripting : "");
         var compatible = new Dictionary<string, Asmdef>();
         foreach (var asmdef in asmdefs)
         {
