@@ -255,6 +255,28 @@ namespace WhereAllocation
         }
 #endif
 
+        /// <summary>True when this runtime's Socket tells whether it was disposed while its handle is held (Mono's and Unity's CleanedUp).</summary>
+        internal static bool CanReadDisposedFlag =>
+#if NET8_0_OR_GREATER
+            false; // not needed: the handle itself refuses references once its Socket is disposed
+#else
+            s_disposed != null;
+#endif
+
+        /// <summary>
+        /// True once <paramref name="socket"/> was disposed, asked of the Socket's own flag (<see cref="CanReadDisposedFlag"/>),
+        /// which Dispose sets first, before the handle is released; false where the flag cannot be read. Allocates nothing.
+        /// </summary>
+        internal static bool IsDisposedFlagSet(Socket socket)
+        {
+#if NET8_0_OR_GREATER
+            return false;
+#else
+            Func<Socket, bool>? disposed = s_disposed;
+            return disposed != null && disposed(socket);
+#endif
+        }
+
         internal const string NoWayMessage =
             "This runtime's Socket has neither a SafeHandle property nor a field holding its SafeHandle, so no way reaches its handle without allocating.";
 
