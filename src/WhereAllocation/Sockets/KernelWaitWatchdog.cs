@@ -101,19 +101,13 @@ namespace WhereAllocation
             s_claims[slot] = 0;
         }
 
-        /// <summary>
-        /// True; read where the receive's class starts, so that this class is initialised before the receive is compiled: Mono's
-        /// JIT inlines no method of a class it has not initialised yet, and <see cref="Enter"/> and <see cref="Exit"/> run per datagram.
-        /// </summary>
-        internal static bool Initialised => s_claims != null;
-
         /// <summary>True while the thread runs (for the tests).</summary>
         internal static bool IsRunning => Volatile.Read(ref s_state) != Stopped;
 
         /// <summary>Ticks the thread has made since the process began (for the tests).</summary>
         internal static long Ticks => Interlocked.Read(ref s_ticks);
 
-        /// <summary>Disposed sockets the thread shut down to wake their receives (for the tests).</summary>
+        /// <summary>Disposed sockets the thread shut down (counted just before the call) to wake their receives (for the tests).</summary>
         internal static long WakeUps => Interlocked.Read(ref s_wakeUps);
 
         /// <summary>How many times the thread was started (for the tests).</summary>
@@ -237,8 +231,9 @@ namespace WhereAllocation
             }
             try
             {
-                NativeDatagramIO.Os.WakeWaitingReceives(handle.DangerousGetHandle());
+                // Counted first: the receive it wakes may be reported (and a test read the count) before the call returns here.
                 Interlocked.Increment(ref s_wakeUps);
+                NativeDatagramIO.Os.WakeWaitingReceives(handle.DangerousGetHandle());
             }
             catch (Exception)
             {

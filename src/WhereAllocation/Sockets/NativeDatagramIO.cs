@@ -64,7 +64,7 @@ namespace WhereAllocation
         // KernelWaitWatchdog, with which every kernel wait registers. Needs the OS's wake-up (shutdown, which Linux carries out
         // on an unconnected datagram socket too), the Socket's disposed flag, and handles that all own their descriptors.
         private static readonly bool s_libraryWakesHeldReceives = !s_runtimeWakesHeldReceives && s_os.HasWaitingReceive
-            && SocketHandles.CanReadDisposedFlag && EveryHandleOwnsItsDescriptor() && KernelWaitWatchdog.Initialised;
+            && SocketHandles.CanReadDisposedFlag && EveryHandleOwnsItsDescriptor();
 
         private static bool s_receiveWaitsInKernel = s_os.HasWaitingReceive && (s_runtimeWakesHeldReceives || s_libraryWakesHeldReceives);
 
@@ -105,7 +105,9 @@ namespace WhereAllocation
         }
 
         // Mono on Linux: every handle owns its descriptor (EveryHandleOwnsItsDescriptor). Declared before its reader: static fields start in order.
-        private static readonly Func<SafeHandle, bool> s_everyHandle = _ => true;
+        private static readonly Func<SafeHandle, bool> s_everyHandle = AlwaysOwns;
+
+        private static bool AlwaysOwns(SafeHandle handle) => true;
 
         // CoreCLR's Dispose shuts the descriptor down only when the handle owns it (SafeSocketHandle.OwnsHandle, internal): a
         // Socket made over SafeSocketHandle(fd, ownsHandle: false) would leave a kernel wait waiting. Null where not found: no
