@@ -66,6 +66,10 @@ namespace WhereAllocation.Interop
         [DllImport(Lib, EntryPoint = "getpeername", SetLastError = true)]
         internal static extern int GetPeerName(int fd, byte* address, uint* addressLength);
 
+        /// <summary>Shuts the socket down for receiving (<paramref name="how"/> 0, SHUT_RD, on Linux) or sending: what wakes a receive blocked on it.</summary>
+        [DllImport(Lib, EntryPoint = "shutdown", SetLastError = true)]
+        internal static extern int Shutdown(int fd, int how);
+
         [DllImport(Lib, EntryPoint = "getpid")]
         internal static extern int GetPid();
 

@@ -114,9 +114,10 @@ namespace WhereAllocation
                 // call's own, not the socket's SO_RCVTIMEO, so a wait with one polls.
                 bool inKernel = timeoutMilliseconds == Timeout.Infinite && _mode == DatagramBatchMode.MultiMessage && !_coalescedReceive && !HasSpilled
                     && NativeDatagramIO.ReceiveWaitsInKernel && NativeDatagramIO.OwnsDescriptor(handle);
-                if (inKernel && SocketHandles.CountKernelWaits)
+                if (inKernel && SocketHandles.CountKernelWaits && !NativeDatagramIO.KernelWaitsWatched)
                 {
-                    // Counted only for the tests (see SocketHandles.CountKernelWaits); a fall back to slices counts itself below.
+                    // Counted only for the tests (see SocketHandles.CountKernelWaits; on Mono each kernel call counts itself with its
+                    // registration, see ReceiveManyWatched); a fall back to slices counts itself below.
                     SocketHandles.EnterWait();
                     counted = true;
                 }
@@ -125,7 +126,7 @@ namespace WhereAllocation
                     SocketError error;
                     int received = _coalescedReceive || HasSpilled ? ReceiveCoalesced(raw, out error)
                         : _mode != DatagramBatchMode.MultiMessage ? ReceiveSingleCallsNative(raw, out error)
-                        : inKernel ? NativeDatagramIO.Os.ReceiveManyWaiting(raw, _messages, _capacity, out error)
+                        : inKernel ? (NativeDatagramIO.KernelWaitsWatched ? ReceiveManyWatched(socket, raw, out error) : NativeDatagramIO.Os.ReceiveManyWaiting(raw, _messages, _capacity, out error))
                         : NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error);
                     if (inKernel && received > 0 && _messages[0].Length == 0 && _messages[0].Header.NameLength == 0)
                     {
@@ -166,6 +167,20 @@ namespace WhereAllocation
                 if (socketAdded) handle.DangerousRelease();
                 if (counted) SocketHandles.ExitWait();
             }
+        }
+
+        /// <summary>
+        /// The kernel's wait for the batch, registered with <see cref="KernelWaitWatchdog"/> for its length (Mono on Linux, where the
+        /// runtime's Dispose wakes no call that holds the handle); with every slot taken, the call that does not wait, whose
+        /// "nothing queued" the caller takes for a kernel wait that ended without a datagram and goes on in slices.
+        /// </summary>
+        private int ReceiveManyWatched(Socket socket, IntPtr raw, out SocketError error)
+        {
+            int slot = KernelWaitWatchdog.Enter(socket);
+            if (slot < 0) return NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error);
+            int received = NativeDatagramIO.Os.ReceiveManyWaiting(raw, _messages, _capacity, out error);
+            KernelWaitWatchdog.Exit(slot);
+            return received;
         }
     }
 }

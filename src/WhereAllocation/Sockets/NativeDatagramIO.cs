@@ -1,6 +1,7 @@
 using System;
 using System.Diagnostics;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using WhereAllocation.Interop;
 
@@ -51,13 +52,37 @@ namespace WhereAllocation
             set
             {
                 s_os = value ?? OsSocketCalls.Current;
-                s_receiveWaitsInKernel = s_os.HasWaitingReceive && s_runtimeWakesHeldReceives;
+                s_receiveWaitsInKernel = s_os.HasWaitingReceive && (s_runtimeWakesHeldReceives || s_libraryWakesHeldReceives);
+                s_waitFirst = WaitFirstAtStart();
             }
         }
 
         // Whether a receive that may wait blocks in the kernel (see ReceiveWaitsInKernel). Not readonly: tests turn it off to run the sliced wait on CoreCLR.
         private static readonly bool s_runtimeWakesHeldReceives = RuntimeWakesHeldReceives();
-        private static bool s_receiveWaitsInKernel = s_os.HasWaitingReceive && s_runtimeWakesHeldReceives;
+
+        // Mono and Unity on Linux: the runtime's Dispose wakes no receive holding the handle, so the library does, through
+        // KernelWaitWatchdog, with which every kernel wait registers. Needs the OS's wake-up (shutdown, which Linux carries out
+        // on an unconnected datagram socket too), the Socket's disposed flag, and handles that all own their descriptors.
+        private static readonly bool s_libraryWakesHeldReceives = !s_runtimeWakesHeldReceives && s_os.HasWaitingReceive
+            && SocketHandles.CanReadDisposedFlag && EveryHandleOwnsItsDescriptor();
+
+        private static bool s_receiveWaitsInKernel = s_os.HasWaitingReceive && (s_runtimeWakesHeldReceives || s_libraryWakesHeldReceives);
+
+        // Mono on Linux: how many receives of the one-call form go on straight to the kernel's wait (registered), since the last
+        // one that tried first and found nothing queued; 0: the next one tries first (MSG_DONTWAIT). A registration costs Mono's
+        // receive about 75 instructions (bench/ReceiveCost), which a queued datagram would pay for nothing, while a try that finds
+        // nothing costs a system call: a server that waits pays that call once per run (1/256 of a call per datagram), and a
+        // saturated one, after at most one run, tries first at the cost it always had. One field for the process, written only
+        // while receives wait (a saturated server only reads it).
+        // Where the runtime wakes held receives (CoreCLR) it is int.MaxValue while kernel waits are on, never counted down, and 0
+        // when they are off: the one-call receive asks this one field first.
+        private static int s_waitFirst = WaitFirstAtStart();
+        private const int WaitFirstRun = 256;
+
+        private static int WaitFirstAtStart() => s_receiveWaitsInKernel && !s_libraryWakesHeldReceives ? int.MaxValue : 0;
+
+        /// <summary>True when kernel waits register with <see cref="KernelWaitWatchdog"/>, which wakes them once their socket is disposed.</summary>
+        internal static bool KernelWaitsWatched => s_libraryWakesHeldReceives;
 
         /// <summary>
         /// True when a receive that may wait, on a socket in blocking mode, waits in the kernel: one <c>recvfrom</c> that the
@@ -65,19 +90,29 @@ namespace WhereAllocation
         /// needs an OS with such a receive (<see cref="OsSocketCalls.HasWaitingReceive"/>) and a runtime whose Dispose wakes a
         /// receive blocked on a socket whose handle someone holds: CoreCLR's shuts the socket down again and again until the
         /// last reference is released. Mono's and Unity's close the descriptor only when the last reference goes and wake
-        /// only their own calls, so there a wait polls in slices and asks between them whether the socket was disposed.
+        /// only their own calls, so there the library wakes its own waits (<see cref="KernelWaitWatchdog"/>, Linux only:
+        /// <see cref="KernelWaitsWatched"/>); elsewhere a wait polls in slices and asks between them whether the socket was disposed.
         /// Tests may set it (true only where the OS has such a receive).
         /// </summary>
         internal static bool ReceiveWaitsInKernel
         {
             get => s_receiveWaitsInKernel;
-            set => s_receiveWaitsInKernel = value && s_os.HasWaitingReceive;
+            set
+            {
+                s_receiveWaitsInKernel = value && s_os.HasWaitingReceive;
+                s_waitFirst = WaitFirstAtStart();
+            }
         }
+
+        // Mono on Linux: every handle owns its descriptor (EveryHandleOwnsItsDescriptor). Declared before its reader: static fields start in order.
+        private static readonly Func<SafeHandle, bool> s_everyHandle = AlwaysOwns;
+
+        private static bool AlwaysOwns(SafeHandle handle) => true;
 
         // CoreCLR's Dispose shuts the descriptor down only when the handle owns it (SafeSocketHandle.OwnsHandle, internal): a
         // Socket made over SafeSocketHandle(fd, ownsHandle: false) would leave a kernel wait waiting. Null where not found: no
         // handle counts as owning, and every wait polls in slices.
-        private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = s_receiveWaitsInKernel ? OwnershipGetter() : null;
+        private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = !s_receiveWaitsInKernel ? null : s_libraryWakesHeldReceives ? s_everyHandle : OwnershipGetter();
 
         // The last handle found owning its descriptor: a server asks about the same socket datagram after datagram. One field for
         // every thread (a thread-static's storage is allocated on each thread's first use): threads on other sockets only make
@@ -125,6 +160,30 @@ namespace WhereAllocation
             return handle => handle is T socketHandle && typed(socketHandle);
         }
 #endif
+
+        /// <summary>
+        /// True when no code outside the runtime's class library can make a socket handle that does not own its descriptor, so
+        /// that shutting a disposed socket's descriptor down never reaches a descriptor someone else still uses. Mono's (and so
+        /// Unity's) SafeSocketHandle is an internal type, as is the Socket constructor that takes one, and every place the class
+        /// library makes one passes ownsHandle: true (the Socket constructors, Accept, the netlink watcher); .NET's is public, and
+        /// <c>new SafeSocketHandle(fd, ownsHandle: false)</c> makes one that does not own. False when the type is not found.
+        /// </summary>
+        private static bool EveryHandleOwnsItsDescriptor()
+        {
+#if NET8_0_OR_GREATER
+            return false; // .NET's handle type is public, and its Dispose wakes held receives itself
+#else
+            try
+            {
+                Type? handleType = typeof(Socket).Assembly.GetType("System.Net.Sockets.SafeSocketHandle");
+                return handleType != null && !handleType.IsPublic && !handleType.IsNestedPublic;
+            }
+            catch (Exception)
+            {
+                return false;
+            }
+#endif
+        }
 
         /// <summary>True when this runtime's Socket.Dispose unblocks calls that hold the socket's handle (CoreCLR: SafeSocketHandle.TryUnblockSocket).</summary>
         private static bool RuntimeWakesHeldReceives()
@@ -177,15 +236,12 @@ namespace WhereAllocation
                     handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
                     SocketHandles.ThrowIfDisposedWhileHeld(socket);
                     IntPtr raw = handle.DangerousGetHandle();
-                    if (s_receiveWaitsInKernel && socket.Blocking && OwnsDescriptor(handle))
+                    // Mono on Linux waits in the kernel only while receives keep finding nothing queued (see s_waitFirst); else
+                    // it tries first, at the cost it always had, and goes on to the kernel's wait in the general path.
+                    if (s_waitFirst != 0 && socket.Blocking && (s_libraryWakesHeldReceives || OwnsDescriptor(handle)))
                     {
-                        // Counted as a library wait (SocketHandles.EnterWait) only for the tests (CountKernelWaits): the kernel
-                        // waits only on CoreCLR, whose handle refuses new references once its Socket is disposed.
                         kernelWaitStart = Stopwatch.GetTimestamp();
-                        bool counted = SocketHandles.CountKernelWaits;
-                        if (counted) SocketHandles.EnterWait();
-                        received = s_os.ReceiveWaiting(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
-                        if (counted) SocketHandles.ExitWait(); // a P/Invoke of errno-returning shape: it does not throw
+                        received = ReceiveInKernel(socket, raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
                     }
                     else
                     {
@@ -249,6 +305,13 @@ namespace WhereAllocation
                 inKernel = true;
                 nothingQueued = true;
             }
+            else if (inKernel && nothingQueued && s_libraryWakesHeldReceives)
+            {
+                // Mono: the caller tried first and found nothing queued. The kernel waits now, and the next receives go straight
+                // to its wait until a run of them has passed (s_waitFirst).
+                nothingQueued = false;
+                s_waitFirst = WaitFirstRun;
+            }
             try
             {
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
@@ -258,9 +321,10 @@ namespace WhereAllocation
                 {
                     waitStart = kernelWaitStart != 0 ? kernelWaitStart : Stopwatch.GetTimestamp();
                     started = true;
-                    // A kernel wait runs only where the handle refuses references after Dispose, so it is counted only for
-                    // the tests (SocketHandles.CountKernelWaits); should it fall back to slices, those count themselves below.
-                    if (SocketHandles.CountKernelWaits)
+                    // On CoreCLR the handle refuses references after Dispose, so a kernel wait is counted only for the tests
+                    // (SocketHandles.CountKernelWaits); on Mono each kernel call is counted by its registration below. Should
+                    // the wait fall back to slices, those count themselves below.
+                    if (SocketHandles.CountKernelWaits && !s_libraryWakesHeldReceives)
                     {
                         SocketHandles.EnterWait();
                         counted = true;
@@ -277,9 +341,9 @@ namespace WhereAllocation
                     }
                     else
                     {
-                        received = inKernel
-                            ? s_os.ReceiveWaiting(raw, payload, size, peek, address, &addressLength, out error)
-                            : s_os.Receive(raw, payload, size, peek, address, &addressLength, out error);
+                        received = !inKernel ? s_os.Receive(raw, payload, size, peek, address, &addressLength, out error)
+                            : s_libraryWakesHeldReceives ? ReceiveWatched(socket, raw, payload, size, peek, address, &addressLength, out error)
+                            : s_os.ReceiveWaiting(raw, payload, size, peek, address, &addressLength, out error);
                     }
                     if (received > 0 || (received == 0 && addressLength != 0)) break;
                     if (received == 0)
@@ -449,6 +513,41 @@ namespace WhereAllocation
                 long sent = s_os.Send(raw, payload, size, dontRoute, address, addressLength, out error);
                 if (sent >= 0) return sent;
             }
+        }
+
+        /// <summary>
+        /// The one-call receive's wait in the kernel, out of its method so that a queued datagram's path stays short (each Mono
+        /// call level and local costs the receive instructions). On Mono it registers with the watchdog (<see cref="ReceiveWatched"/>);
+        /// on CoreCLR it is counted as a library wait (<see cref="SocketHandles.EnterWait"/>) only for the tests
+        /// (<see cref="SocketHandles.CountKernelWaits"/>), since its handle refuses new references once its Socket is disposed.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static long ReceiveInKernel(Socket socket, IntPtr raw, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        {
+            if (s_libraryWakesHeldReceives)
+            {
+                s_waitFirst--;
+                return ReceiveWatched(socket, raw, payload, size, peek, address, addressLength, out error);
+            }
+            bool counted = SocketHandles.CountKernelWaits;
+            if (counted) SocketHandles.EnterWait();
+            long received = s_os.ReceiveWaiting(raw, payload, size, peek, address, addressLength, out error);
+            if (counted) SocketHandles.ExitWait(); // a P/Invoke of errno-returning shape: it does not throw
+            return received;
+        }
+
+        /// <summary>
+        /// The kernel's receive, registered with <see cref="KernelWaitWatchdog"/> for its length (Mono on Linux); with every slot
+        /// taken, the receive that does not wait, whose "nothing queued" the caller takes for a kernel wait that ended without a
+        /// datagram and goes on in slices. The caller holds the handle's reference.
+        /// </summary>
+        private static long ReceiveWatched(Socket socket, IntPtr raw, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        {
+            int slot = KernelWaitWatchdog.Enter(socket);
+            if (slot < 0) return s_os.Receive(raw, payload, size, peek, address, addressLength, out error);
+            long received = s_os.ReceiveWaiting(raw, payload, size, peek, address, addressLength, out error);
+            KernelWaitWatchdog.Exit(slot);
+            return received;
         }
 
         /// <summary>What a receive reports on a socket shut down for receiving: -1 with Shutdown.</summary>

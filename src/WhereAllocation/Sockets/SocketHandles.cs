@@ -200,8 +200,8 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// Whether a receive that waits in the kernel (NativeDatagramIO.ReceiveWaitsInKernel: CoreCLR on Linux) is counted in
-        /// by <see cref="EnterWait"/> too. It needs no count for its own sake (CoreCLR's handle refuses new references once
+        /// Whether a receive that waits in the kernel on CoreCLR (NativeDatagramIO.ReceiveWaitsInKernel) is counted in by
+        /// <see cref="EnterWait"/> too. (On Mono every kernel wait is counted, with its registration: KernelWaitWatchdog.Enter.) It needs no count for its own sake (CoreCLR's handle refuses new references once
         /// its Socket is disposed), and it cannot know before its call whether it will wait, so counting it would cost every
         /// receive, a queued datagram's too, two interlocked adds on one line shared by every receiving thread. Off by
         /// default; the tests turn it on, so that they can tell such a call is in its wait (<see cref="WaitsInProgress"/>).
@@ -254,6 +254,28 @@ namespace WhereAllocation
             if (disposed != null && disposed(socket)) throw new ObjectDisposedException(typeof(Socket).FullName);
         }
 #endif
+
+        /// <summary>True when this runtime's Socket tells whether it was disposed while its handle is held (Mono's and Unity's CleanedUp).</summary>
+        internal static bool CanReadDisposedFlag =>
+#if NET8_0_OR_GREATER
+            false; // not needed: the handle itself refuses references once its Socket is disposed
+#else
+            s_disposed != null;
+#endif
+
+        /// <summary>
+        /// True once <paramref name="socket"/> was disposed, asked of the Socket's own flag (<see cref="CanReadDisposedFlag"/>),
+        /// which Dispose sets first, before the handle is released; false where the flag cannot be read. Allocates nothing.
+        /// </summary>
+        internal static bool IsDisposedFlagSet(Socket socket)
+        {
+#if NET8_0_OR_GREATER
+            return false;
+#else
+            Func<Socket, bool>? disposed = s_disposed;
+            return disposed != null && disposed(socket);
+#endif
+        }
 
         internal const string NoWayMessage =
             "This runtime's Socket has neither a SafeHandle property nor a field holding its SafeHandle, so no way reaches its handle without allocating.";

@@ -26,8 +26,7 @@ namespace WhereAllocation.Tests
 
         /// <summary>
         /// Sets the shape a test runs in: slices everywhere (the fallback of every wait), the kernel's where it is the default.
-        /// Where it is not (Mono, whose Dispose would leave such a receive waiting for a datagram: forced there, the Dispose
-        /// tests below fail, the call does not return; macOS; Windows) a test of the kernel's shape checks just that and ends.
+        /// Where it is not (macOS, Windows) a test of the kernel's shape checks just that and ends.
         /// </summary>
         private bool Use(bool inKernel)
         {
@@ -41,13 +40,14 @@ namespace WhereAllocation.Tests
         }
 
         [Fact]
-        public void TheKernelWaitsWhereTheOsHasSuchAReceiveAndTheRuntimesDisposeWakesIt()
+        public void TheKernelWaitsWhereTheOsHasSuchAReceiveAndADisposeWakesIt()
         {
             // Linux has the receive; CoreCLR's Dispose shuts the socket down until the last reference is released, Mono's
-            // closes it only then and wakes only its own calls.
+            // closes it only then and wakes only its own calls, so there the library's watchdog wakes it.
             bool linux = RuntimeInformation.IsOSPlatform(OSPlatform.Linux);
             Assert.Equal(linux, OsSocketCalls.Current.HasWaitingReceive);
-            Assert.Equal(linux && !Runtime.IsMono, NativeDatagramIO.ReceiveWaitsInKernel);
+            Assert.Equal(linux, NativeDatagramIO.ReceiveWaitsInKernel);
+            Assert.Equal(linux && Runtime.IsMono, NativeDatagramIO.KernelWaitsWatched);
             NativeDatagramIO.ReceiveWaitsInKernel = true;
             Assert.Equal(linux, NativeDatagramIO.ReceiveWaitsInKernel); // never where the OS has no such receive
         }
@@ -86,14 +86,21 @@ namespace WhereAllocation.Tests
             using var pair = new Loopback(Family.IPv4);
             var buffer = new byte[1500];
             var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
-            using var later = SendLater(pair, new byte[] { 1, 2, 3, 4, 5 });
-            int length = pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
-            Assert.Equal(5, length);
-            Assert.Equal(pair.ClientEndPoint.Port, from.Port);
+            // On Mono a try comes first while the receives before found datagrams queued, and the receives after one that found
+            // nothing go straight to the kernel's wait: one such receive first, whose counts are left out.
+            if (inKernel) FindNothingFirst(pair, 5000);
+            string before = calls.Counts;
+            using (SendLater(pair, new byte[] { 1, 2, 3, 4, 5 }))
+            {
+                int length = pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from);
+                Assert.Equal(5, length);
+                Assert.Equal(pair.ClientEndPoint.Port, from.Port);
+            }
             if (inKernel)
             {
                 // One call, which the kernel ended when the datagram came: no try before it, no poll, no timeout read.
-                Assert.Equal("waiting 1, non-waiting 0, polls 0, timeout reads 0", calls.Counts);
+                Assert.Equal(NativeDatagramIO.KernelWaitsWatched ? "waiting 1, non-waiting 1, polls 0, timeout reads 1" : "waiting 0, non-waiting 0, polls 0, timeout reads 0", before);
+                Assert.Equal(NativeDatagramIO.KernelWaitsWatched ? "waiting 2, non-waiting 1, polls 0, timeout reads 1" : "waiting 1, non-waiting 0, polls 0, timeout reads 0", calls.Counts);
             }
             else
             {
@@ -118,7 +125,8 @@ namespace WhereAllocation.Tests
             if (!Use(inKernel)) return;
             var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
             Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, from));
-            Assert.Equal(inKernel ? "waiting 1, non-waiting 0, polls 0, timeout reads 0" : "waiting 0, non-waiting 1, polls 0, timeout reads 0", calls.Counts);
+            // On Mono the kernel's wait is the one call only after a receive that found nothing queued (see the test above).
+            Assert.Equal(inKernel && !NativeDatagramIO.KernelWaitsWatched ? "waiting 1, non-waiting 0, polls 0, timeout reads 0" : "waiting 0, non-waiting 1, polls 0, timeout reads 0", calls.Counts);
         }
 
         [Theory]
@@ -134,7 +142,7 @@ namespace WhereAllocation.Tests
             Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);
             // In the kernel: its one receive, ended by the socket's timeout, which is then read to tell that from a descriptor
             // in non-blocking mode; no wait after it.
-            if (inKernel) Assert.Equal("waiting 1, non-waiting 0, polls 0, timeout reads 1", calls.Counts);
+            if (inKernel) Assert.Equal(NativeDatagramIO.KernelWaitsWatched ? "waiting 1, non-waiting 1, polls 0, timeout reads 1" : "waiting 1, non-waiting 0, polls 0, timeout reads 1", calls.Counts);
             else Assert.Equal(1, calls.TimeoutReads);
             // The socket's own timeout, in the kernel where the runtime's own receive reads it, is untouched.
             Assert.Equal(200, OsSocketCalls.Current.ReceiveTimeoutMilliseconds(pair.Server.Handle));
@@ -211,6 +219,161 @@ namespace WhereAllocation.Tests
                 pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0));
             });
             Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);
+        }
+
+        // ----- the library's own wake-up of kernel waits (Mono on Linux: KernelWaitWatchdog) -----
+
+        /// <summary>
+        /// A receive waiting in the kernel on Mono is registered with the watchdog for the length of its one call (and counted
+        /// among the library's waits); on CoreCLR, whose Dispose wakes it itself, nothing registers and no watchdog runs.
+        /// </summary>
+        [Fact]
+        public void AKernelWaitIsRegisteredWithTheWatchdogWhereTheRuntimeDoesNotWakeIt()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!Use(true)) return;
+            int starts = KernelWaitWatchdog.Starts;
+            using var pair = new Loopback(Family.IPv4, 20_000);
+            using var calls = CountedReceives.Install();
+            FindNothingFirst(pair, 20_000);
+            int nonWaiting = calls.NonWaiting;
+            int waiting = calls.Waiting;
+            int others = calls.Polls + calls.TimeoutReads;
+            int length = 0;
+            int before = DisposeDuringWait.CountBefore();
+            var thread = new Thread(() => length = pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0))) { IsBackground = true };
+            thread.Start();
+            Assert.True(DisposeDuringWait.UntilInside(before, thread), "the receive never reached its wait");
+            Assert.Equal(NativeDatagramIO.KernelWaitsWatched, KernelWaitWatchdog.IsWaiting(pair.Server));
+            Assert.Equal(NativeDatagramIO.KernelWaitsWatched, KernelWaitWatchdog.IsRunning); // it cannot end while a receive is registered
+            pair.Client.SendTo(new byte[] { 4, 4, 4, 4 }, pair.ServerTarget);
+            Assert.True(thread.Join(10_000), "the waiting receive did not return with the datagram");
+            Assert.Equal(4, length);
+            Assert.False(KernelWaitWatchdog.IsWaiting(pair.Server), "the receive left its registration behind");
+            // One call to the OS, the kernel's wait: no try before it, no poll, no timeout read.
+            Assert.Equal(waiting + 1, calls.Waiting);
+            Assert.Equal(nonWaiting, calls.NonWaiting);
+            Assert.Equal(others, calls.Polls + calls.TimeoutReads);
+            if (!NativeDatagramIO.KernelWaitsWatched) Assert.Equal(starts, KernelWaitWatchdog.Starts);
+        }
+
+        /// <summary>
+        /// A Dispose on another thread during a Mono kernel wait ends it with ObjectDisposedException, bounded by the watchdog's
+        /// tick: the watchdog shut the disposed socket down (its count of wake-ups says so). With the wake-up turned off the
+        /// receive would wait for a datagram that never comes. On CoreCLR the runtime's Dispose wakes it, and the watchdog is not involved.
+        /// </summary>
+        [Fact]
+        public void DisposeDuringAKernelWaitIsWokenByTheWatchdogWhereTheRuntimeDoesNot()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!Use(true)) return;
+            long wakeUps = KernelWaitWatchdog.WakeUps;
+            using var pair = new Loopback(Family.IPv4, 0);
+            DisposeDuringWait.AssertEndsWithObjectDisposed(
+                () => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
+                () => pair.Server.Dispose());
+            if (NativeDatagramIO.KernelWaitsWatched) Assert.True(KernelWaitWatchdog.WakeUps > wakeUps, "the wait ended, but not by the watchdog's wake-up");
+            else Assert.Equal(wakeUps, KernelWaitWatchdog.WakeUps);
+        }
+
+        /// <summary>
+        /// Two receives wait in the kernel on two sockets; one socket is disposed, and its receive ends. The other is never shut
+        /// down by the watchdog: after several more of its ticks it still waits, is not shut down for receiving, and gets the
+        /// datagram that comes then.
+        /// </summary>
+        [Fact]
+        public void TheWatchdogNeverShutsDownASocketThatIsNotDisposed()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!Use(true)) return;
+            using var disposed = new Loopback(Family.IPv4, 20_000);
+            using var live = new Loopback(Family.IPv4, 20_000);
+            Exception? disposedEnd = null, liveEnd = null;
+            int liveLength = 0;
+            int before = DisposeDuringWait.CountBefore();
+            var first = new Thread(() =>
+            {
+                try { disposed.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)); }
+                catch (Exception e) { disposedEnd = e; }
+            }) { IsBackground = true };
+            var second = new Thread(() =>
+            {
+                try { liveLength = live.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)); }
+                catch (Exception e) { liveEnd = e; }
+            }) { IsBackground = true };
+            first.Start();
+            Assert.True(DisposeDuringWait.UntilInside(before, first), "the first receive never reached its wait");
+            second.Start();
+            Assert.True(DisposeDuringWait.UntilInside(before + 1, second), "the second receive never reached its wait");
+            disposed.Server.Dispose();
+            Assert.True(first.Join(10_000), "the receive on the disposed socket did not end");
+            Assert.IsType<ObjectDisposedException>(disposedEnd);
+            if (NativeDatagramIO.KernelWaitsWatched)
+            {
+                long ticks = KernelWaitWatchdog.Ticks;
+                var watch = System.Diagnostics.Stopwatch.StartNew();
+                while (KernelWaitWatchdog.Ticks < ticks + 4 && watch.ElapsedMilliseconds < 10_000) Thread.Sleep(5);
+                Assert.True(KernelWaitWatchdog.Ticks >= ticks + 4, "the watchdog made no more ticks while a receive waited");
+            }
+            else
+            {
+                Thread.Sleep(100);
+            }
+            Assert.True(second.IsAlive, "the receive on the socket that was not disposed ended: " + liveEnd);
+            Assert.False(OsSocketCalls.Current.IsReceiveShutDown(live.Server.Handle), "the socket that was not disposed was shut down");
+            live.Client.SendTo(new byte[] { 8, 8 }, live.ServerTarget);
+            Assert.True(second.Join(10_000), "the receive on the live socket did not get its datagram");
+            Assert.Null(liveEnd);
+            Assert.Equal(2, liveLength);
+        }
+
+        /// <summary>
+        /// The watchdog runs only while kernel waits come: a second after the last, it ends its thread, and the next kernel wait
+        /// starts it again. Where the runtime wakes its own waits it never starts.
+        /// </summary>
+        [Fact]
+        public void TheWatchdogEndsWhenNoReceiveWaitsAndStartsAgainWithTheNext()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!Use(true)) return;
+            using var pair = new Loopback(Family.IPv4, 20_000);
+            int starts = KernelWaitWatchdog.Starts;
+            WaitOnce(pair);
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            while (KernelWaitWatchdog.IsRunning && watch.ElapsedMilliseconds < 30_000) Thread.Sleep(20);
+            Assert.False(KernelWaitWatchdog.IsRunning, "the watchdog still runs 30 s after the last kernel wait");
+            int stoppedAt = KernelWaitWatchdog.Starts;
+            WaitOnce(pair);
+            if (NativeDatagramIO.KernelWaitsWatched) Assert.Equal(stoppedAt + 1, KernelWaitWatchdog.Starts);
+            else Assert.Equal(starts, KernelWaitWatchdog.Starts);
+        }
+
+        /// <summary>
+        /// On Mono, one receive that finds nothing queued and times out (the socket's timeout is set to 1 ms for it, then to
+        /// <paramref name="timeoutAfter"/>): the one-call receives after it go straight to the kernel's wait instead of trying
+        /// first (see NativeDatagramIO.s_waitFirst). Elsewhere nothing.
+        /// </summary>
+        private static void FindNothingFirst(Loopback pair, int timeoutAfter)
+        {
+            if (!NativeDatagramIO.KernelWaitsWatched) return;
+            pair.Server.ReceiveTimeout = 1;
+            var error = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)));
+            Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);
+            pair.Server.ReceiveTimeout = timeoutAfter;
+        }
+
+        /// <summary>One receive that waits in the kernel until a datagram comes; while it waits the watchdog runs (where it is used at all).</summary>
+        private static void WaitOnce(Loopback pair)
+        {
+            int length = 0;
+            int before = DisposeDuringWait.CountBefore();
+            var thread = new Thread(() => length = pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0))) { IsBackground = true };
+            thread.Start();
+            Assert.True(DisposeDuringWait.UntilInside(before, thread), "the receive never reached its wait");
+            Assert.Equal(NativeDatagramIO.KernelWaitsWatched, KernelWaitWatchdog.IsRunning);
+            pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
+            Assert.True(thread.Join(10_000), "the waiting receive did not return with the datagram");
+            Assert.Equal(1, length);
         }
 
         // ----- the batch's wait without a limit (recvmmsg mode) -----

@@ -41,5 +41,6 @@ namespace WhereAllocation.Tests
         internal override SocketError DisableAddressSharing(IntPtr socket) => Os.DisableAddressSharing(socket);
         internal override int BufferSize(IntPtr socket, bool receive) => Os.BufferSize(socket, receive);
         internal override bool IsConnected(IntPtr socket) => Os.IsConnected(socket);
+        internal override void WakeWaitingReceives(IntPtr socket) => Os.WakeWaitingReceives(socket);
     }
 }

@@ -72,6 +72,14 @@ namespace WhereAllocation
             return received;
         }
 
+        private const int ShutRd = 0;
+
+        internal override void WakeWaitingReceives(IntPtr socket)
+        {
+            // ENOTCONN on an unconnected datagram socket, and yet the shutdown is set and the waiters woken (see ReceiveWaiting).
+            Libc.Shutdown((int)socket, ShutRd);
+        }
+
         internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => ReceiveTimeout(socket, SoRcvTimeo, false);
 
         private const short PollRdHup = 0x2000; // Linux 2.6.17+: the peer, or a shutdown, ended the receiving side

@@ -183,6 +183,18 @@ namespace WhereAllocation
         }
 
         /// <summary>
+        /// Wakes every <see cref="ReceiveWaiting"/> blocked on the socket by shutting it down for receiving: each ends with 0
+        /// bytes and no sender, and so does every receive after it. Only for a socket that was disposed (the library's wake-up
+        /// of its own kernel waits where the runtime's Dispose wakes none: <see cref="KernelWaitWatchdog"/>); the caller holds
+        /// a reference on the socket's handle, so the descriptor is still the socket's own.
+        /// </summary>
+        /// <exception cref="PlatformNotSupportedException">The OS has no such receive here (<see cref="HasWaitingReceive"/> is false).</exception>
+        internal virtual void WakeWaitingReceives(IntPtr socket)
+        {
+            throw new PlatformNotSupportedException(Name + ": the library has no receive that waits in the kernel here.");
+        }
+
+        /// <summary>
         /// Sends one datagram to the sockaddr at <paramref name="address"/>. Where the OS has a per-call flag
         /// for it (Linux, macOS) the call never waits for room in the send buffer and says WouldBlock instead;
         /// on Windows it follows the socket's own blocking mode. Returns the bytes sent, or -1 with <paramref name="error"/>.
