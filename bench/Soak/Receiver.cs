@@ -153,7 +153,7 @@ namespace WhereAllocation.Bench.Soak
                     {
                         got = withEndPoint
                             ? _socket.TryReceiveFrom_NonAlloc(_buffer, 0, _buffer.Length, SocketFlags.None, _endPoint, out d)
-                            : _socket.TryReceiveFrom_NonAlloc(new Span<byte>(_buffer), out d, SocketFlags.None);
+                            : _socket.TryReceiveFrom_NonAlloc(new Span<byte>(_buffer), SocketFlags.None, out d);
                     }
                     catch (SocketException)
                     {

@@ -106,7 +106,7 @@ namespace WhereAllocation.Bench.Soak
                 switch (_segment.Send)
                 {
                     case SendForm.S1: went = socket.SendTo_NonAlloc(_buffer, 0, length, SocketFlags.None, _target); break;
-                    case SendForm.S2: went = socket.SendTo_NonAlloc(new ReadOnlySpan<byte>(_buffer, 0, length), _targetKey, SocketFlags.None); break;
+                    case SendForm.S2: went = socket.SendTo_NonAlloc(new ReadOnlySpan<byte>(_buffer, 0, length), SocketFlags.None, _targetKey); break;
                     default: went = socket.SendTo_NonAlloc(_buffer, 0, length, SocketFlags.None, _targetKey); break;
                 }
             }

@@ -39,7 +39,7 @@ namespace WhereAllocation
     /// on one CPU.</para>
     /// <para><b>Replies.</b> Every shard is bound to the group's address and port, so a reply sent from any of them reaches
     /// the client from the port it sent to. Reply from the shard that received, on its own thread
-    /// (<see cref="DatagramShard.Socket"/> with <see cref="SocketExtensions.SendTo_NonAlloc(Socket, ReadOnlySpan{byte}, in EndPointKey, SocketFlags)"/>
+    /// (<see cref="DatagramShard.Socket"/> with <see cref="SocketExtensions.SendTo_NonAlloc(Socket, ReadOnlySpan{byte}, SocketFlags, in EndPointKey)"/>
     /// or a <see cref="DatagramBatch"/>'s <see cref="DatagramBatch.Send"/>): nothing is shared between threads.</para>
     /// <para><b>Port 0.</b> Linux gives a socket that sets SO_REUSEPORT and binds port 0 a port that another such socket of the
     /// same user may already hold (the two then form one group). So for port 0 the port is first taken by a socket that does

@@ -13,7 +13,7 @@ namespace WhereAllocation
         /// <remarks>
         /// <para>A full send buffer is an ordinary condition for a server that sends faster than the network drains: this
         /// call answers it with false, on a blocking socket as on a non-blocking one (it never waits), on every path and OS.
-        /// Any other failure throws as <see cref="SendTo_NonAlloc(Socket, ReadOnlySpan{byte}, in EndPointKey, SocketFlags)"/> does.</para>
+        /// Any other failure throws as <see cref="SendTo_NonAlloc(Socket, ReadOnlySpan{byte}, SocketFlags, in EndPointKey)"/> does.</para>
         /// <para>Allocation free on the Native and SocketAddress paths, whether it sends or not.</para>
         /// </remarks>
         /// <returns>True when the datagram was handed to the OS whole; false when the send buffer had no room (nothing was sent).</returns>
@@ -22,9 +22,24 @@ namespace WhereAllocation
         /// <exception cref="SocketException">The OS reported an error other than a full send buffer (for example MessageSize).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
-        public static bool TrySendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, in EndPointKey remoteEndPoint, SocketFlags socketFlags = SocketFlags.None)
+        public static bool TrySendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
             return TrySend(socket, null, 0, buffer, socketFlags, remoteEndPoint);
+        }
+
+        /// <summary>
+        /// Sends <paramref name="buffer"/> to <paramref name="remoteEndPoint"/> with no flag if the send buffer has room, without
+        /// waiting and without throwing when it has none; see the overload with flags.
+        /// </summary>
+        /// <returns>True when the datagram was handed to the OS whole; false when the send buffer had no room (nothing was sent).</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The key is empty, or an IPv6 key on an IPv4 socket.</exception>
+        /// <exception cref="SocketException">The OS reported an error other than a full send buffer (for example MessageSize).</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        public static bool TrySendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, in EndPointKey remoteEndPoint)
+        {
+            return TrySend(socket, null, 0, buffer, SocketFlags.None, remoteEndPoint);
         }
 
         /// <summary>

@@ -164,7 +164,8 @@ namespace WhereAllocation
             return datagram.Length;
         }
 
-        /// <summary>Receives one datagram if one is queued, without blocking and without throwing when none is.</summary>
+        /// <summary>Receives one datagram if one is queued, without blocking and without throwing when none is. Flags come before the
+        /// result, as in every form of this library and of the runtime's Socket (buffer, flags, endpoint).</summary>
         /// <returns>False when no datagram was waiting.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
         /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket, or a flag other than Peek is given.</exception>
@@ -172,22 +173,48 @@ namespace WhereAllocation
         /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
-        public static bool TryReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, out ReceivedDatagram datagram, SocketFlags socketFlags = SocketFlags.None)
+        public static bool TryReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, SocketFlags socketFlags, out ReceivedDatagram datagram)
         {
             SocketArguments.CheckReceive(socket, socketFlags, null);
             return Receive(socket, null, 0, buffer, socketFlags, false, null, out datagram);
         }
 
-        /// <summary>Sends <paramref name="buffer"/> to <paramref name="remoteEndPoint"/>. On a dual-mode socket an IPv4 key is sent IPv4-mapped.</summary>
+        /// <summary>Receives one datagram if one is queued, without blocking and without throwing when none is; see the overload with flags.</summary>
+        /// <returns>False when no datagram was waiting.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
+        /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
+        /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        public static bool TryReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, out ReceivedDatagram datagram)
+        {
+            return TryReceiveFrom_NonAlloc(socket, buffer, SocketFlags.None, out datagram);
+        }
+
+        /// <summary>Sends <paramref name="buffer"/> to <paramref name="remoteEndPoint"/>. On a dual-mode socket an IPv4 key is sent IPv4-mapped.
+        /// Flags come before the endpoint, as in every form of this library and of the runtime's Socket.</summary>
         /// <returns>The number of bytes sent.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
         /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
-        public static int SendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, in EndPointKey remoteEndPoint, SocketFlags socketFlags = SocketFlags.None)
+        public static int SendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
             return Send(socket, null, 0, buffer, socketFlags, remoteEndPoint);
+        }
+
+        /// <summary>Sends <paramref name="buffer"/> to <paramref name="remoteEndPoint"/> with no flag; see the overload with flags.</summary>
+        /// <returns>The number of bytes sent.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
+        /// <exception cref="ArgumentException">The key is empty, or an IPv6 key on an IPv4 socket.</exception>
+        /// <exception cref="SocketException">The OS reported an error.</exception>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        public static int SendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, in EndPointKey remoteEndPoint)
+        {
+            return Send(socket, null, 0, buffer, SocketFlags.None, remoteEndPoint);
         }
 
         /// <summary>Sends <paramref name="size"/> bytes of <paramref name="buffer"/> from <paramref name="offset"/> to <paramref name="remoteEndPoint"/>.</summary>

@@ -134,13 +134,13 @@ namespace WhereAllocation.Tests
                     case "R3": socket.ReceiveFrom_NonAlloc(array, -1, 5, SocketFlags.None, out EndPointKey _); break;
                     case "R4": socket.ReceiveFrom_NonAlloc(array.AsSpan(), SocketFlags.OutOfBand); break;
                     case "R5": socket.TryReceiveFrom_NonAlloc(array, 4, 10, SocketFlags.None, endPoint, out ReceivedDatagram _); break;
-                    case "R6": socket.TryReceiveFrom_NonAlloc(array.AsSpan(), out ReceivedDatagram _, SocketFlags.OutOfBand); break;
+                    case "R6": socket.TryReceiveFrom_NonAlloc(array.AsSpan(), SocketFlags.OutOfBand, out ReceivedDatagram _); break;
                     case "S1": socket.SendTo_NonAlloc(array, 0, 4, SocketFlags.None, (IPEndPointNonAlloc)null!); break;
                     case "S2": socket.SendTo_NonAlloc(array.AsSpan(), default(EndPointKey)); break;
                     case "S3": socket.SendTo_NonAlloc(null!, 0, 4, SocketFlags.None, pair.ClientKey); break;
                     // An unsupported flag: the one bad argument the three overloads share.
                     case "T1": socket.TrySendTo_NonAlloc(array, 0, 4, SocketFlags.OutOfBand, new IPEndPointNonAlloc(IPAddress.Loopback, 9)); break;
-                    case "T2": socket.TrySendTo_NonAlloc(array.AsSpan(0, 4), pair.ClientKey, SocketFlags.OutOfBand); break;
+                    case "T2": socket.TrySendTo_NonAlloc(array.AsSpan(0, 4), SocketFlags.OutOfBand, pair.ClientKey); break;
                     case "T3": socket.TrySendTo_NonAlloc(array, 0, 4, SocketFlags.OutOfBand, pair.ClientKey); break;
                     default:
                     {

@@ -43,7 +43,7 @@ namespace WhereAllocation.Tests
             Assert.Throws<ArgumentOutOfRangeException>(() => pair.Client.SendTo_NonAlloc(buffer, 3, 8, SocketFlags.None, from));
             Assert.Throws<ArgumentNullException>(() => pair.Client.SendTo_NonAlloc(buffer, 0, 1, SocketFlags.None, (IPEndPointNonAlloc)null!));
             Assert.Throws<ArgumentException>(() => pair.Client.SendTo_NonAlloc(buffer.AsSpan(), default(EndPointKey)));
-            Assert.Throws<ArgumentException>(() => pair.Client.SendTo_NonAlloc(buffer.AsSpan(), pair.ServerKey, SocketFlags.Peek));
+            Assert.Throws<ArgumentException>(() => pair.Client.SendTo_NonAlloc(buffer.AsSpan(), SocketFlags.Peek, pair.ServerKey));
             AssertStillQueued(pair, 7);
         }
 

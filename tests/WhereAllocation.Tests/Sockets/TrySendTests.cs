@@ -89,7 +89,7 @@ namespace WhereAllocation.Tests
             Assert.Throws<ArgumentNullException>(() => pair.Client.TrySendTo_NonAlloc(payload, 0, 8, SocketFlags.None, (IPEndPointNonAlloc)null!));
             Assert.Throws<ArgumentOutOfRangeException>(() => pair.Client.TrySendTo_NonAlloc(payload, 4, 5, SocketFlags.None, server));
             Assert.Throws<ArgumentException>(() => pair.Client.TrySendTo_NonAlloc(payload.AsSpan(), default(EndPointKey)));
-            Assert.Throws<ArgumentException>(() => pair.Client.TrySendTo_NonAlloc(payload.AsSpan(), server, SocketFlags.Peek));
+            Assert.Throws<ArgumentException>(() => pair.Client.TrySendTo_NonAlloc(payload.AsSpan(), SocketFlags.Peek, server));
             Assert.Throws<ArgumentException>(() => pair.Client.TrySendTo_NonAlloc(payload.AsSpan(), EndPointKey.FromIPAddress(IPAddress.IPv6Loopback, server.Port)));
             pair.Server.Blocking = false;
             Assert.False(pair.Server.Poll(200_000, SelectMode.SelectRead), "a refused call sent something");

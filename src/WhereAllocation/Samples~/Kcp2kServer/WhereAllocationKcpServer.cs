@@ -121,7 +121,7 @@ namespace WhereAllocation.Samples
             try
             {
                 // False: the send buffer is full; the datagram is dropped, as the stock server drops it.
-                socket.TrySendTo_NonAlloc(data.AsSpan(), to);
+                socket.TrySendTo_NonAlloc(data, to);   // an ArraySegment converts to the span form as it is
             }
             catch (SocketException e)
             {
