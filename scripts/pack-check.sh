@@ -141,6 +141,9 @@ while read -r asset; do
   [ -e "$work/unity/$asset.meta" ] || { echo "    no .meta: $asset"; missing=$((missing + 1)); }
 done < <(cd "$work/unity" && find package -mindepth 1 | grep -v '\.meta$' | grep -Ev '(^|/)\.|~(/|$)')
 [ "$missing" = 0 ]; check $? "every file and folder Unity imports has its .meta (folders ending in ~ are not imported)"
+# Links that leave the package (../) are dead where the tarball is read (the Package Manager, the project's Packages/).
+outside=$(grep -rlE '\]\(\.\./' "$work/unity/package" --include='*.md' || true)
+[ -z "$outside" ]; check $? "no markdown file in the tarball links outside the package${outside:+: $outside}"
 for f in package.json LICENSE.md README.md CHANGELOG.md WhereAllocation.asmdef link.xml; do
   [ -s "$work/unity/package/$f" ]; check $? "package/$f present"
 done
@@ -223,6 +226,8 @@ while read -r asset; do
   [ -e "$work/unity-memory/$asset.meta" ] || { echo "    no .meta: $asset"; missing=$((missing + 1)); }
 done < <(cd "$work/unity-memory" && find package -mindepth 1 | grep -v '\.meta$' | grep -Ev '(^|/)\.|~(/|$)')
 [ "$missing" = 0 ]; check $? "every file and folder of the memory tarball has its .meta"
+outside=$(grep -rlE '\]\(\.\./' "$work/unity-memory/package" --include='*.md' || true)
+[ -z "$outside" ]; check $? "no markdown file in the memory tarball links outside the package${outside:+: $outside}"
 for f in package.json LICENSE.md README.md CHANGELOG.md WhereAllocation.Memory.asmdef; do
   [ -s "$work/unity-memory/package/$f" ]; check $? "memory package/$f present"
 done
