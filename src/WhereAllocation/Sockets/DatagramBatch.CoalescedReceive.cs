@@ -61,7 +61,7 @@ namespace WhereAllocation
         /// path. False on other operating systems, where no datagram is ever coalesced.
         /// </summary>
         public static bool IsCoalescedReceiveAvailable =>
-            s_multiMessageSupported && NativeDatagramIO.Os.HasCoalescedReceive;
+            s_multiMessageSupported && OsSocketCalls.InUse.HasCoalescedReceive;
 
         /// <summary>
         /// Whether <see cref="Receive(Socket, int)"/> reads coalesced datagrams and splits each into its segments, one slot per
@@ -163,7 +163,7 @@ namespace WhereAllocation
                     header.IovLength = 1;
                     _spillVector->Length = (nuint)(seam != null && seam.SpillRoom > 0 ? seam.SpillRoom : CoalescedReceiveRoom);
                 }
-                long length = NativeDatagramIO.Os.ReceiveMessage(raw, &header, false, out SocketError failure);
+                long length = OsSocketCalls.InUse.ReceiveMessage(raw, &header, false, out SocketError failure);
                 if (length < 0)
                 {
                     if (Stop(failure, next, ref error)) break;

@@ -126,8 +126,8 @@ namespace WhereAllocation
                     SocketError error;
                     int received = _coalescedReceive || HasSpilled ? ReceiveCoalesced(raw, out error)
                         : _mode != DatagramBatchMode.MultiMessage ? ReceiveSingleCallsNative(raw, out error)
-                        : inKernel ? (NativeDatagramIO.KernelWaitsWatched ? ReceiveManyWatched(socket, raw, out error) : NativeDatagramIO.Os.ReceiveManyWaiting(raw, _messages, _capacity, out error))
-                        : NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error);
+                        : inKernel ? (NativeDatagramIO.KernelWaitsWatched ? ReceiveManyWatched(socket, raw, out error) : OsSocketCalls.InUse.ReceiveManyWaiting(raw, _messages, _capacity, out error))
+                        : OsSocketCalls.InUse.ReceiveMany(raw, _messages, _capacity, out error);
                     if (inKernel && received > 0 && _messages[0].Length == 0 && _messages[0].Header.NameLength == 0)
                     {
                         // Not a datagram: the receiving side was shut down (by Shutdown, or by CoreCLR's Dispose waking this wait).
@@ -146,11 +146,11 @@ namespace WhereAllocation
                     }
                     // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and a wait would spin.
                     // Asked when a wait said readable, or when the call does not wait: a first wait on such a socket answers at once.
-                    if (error == SocketError.WouldBlock && (waited || timeoutMilliseconds == 0) && NativeDatagramIO.Os.IsReceiveShutDown(raw)) error = SocketError.Shutdown;
-                    if (error != SocketError.WouldBlock) throw NativeDatagramIO.Failure(socket, error);
+                    if (error == SocketError.WouldBlock && (waited || timeoutMilliseconds == 0) && OsSocketCalls.InUse.IsReceiveShutDown(raw)) error = SocketError.Shutdown;
+                    if (error != SocketError.WouldBlock) throw SocketWaits.Failure(socket, error);
                     int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
                     if (remaining == 0) return 0;
-                    if (waited) NativeDatagramIO.PauseAfterEmptyReadiness(socket, handle); // readable, yet nothing came: no busy loop
+                    if (waited) SocketWaits.PauseAfterEmptyReadiness(socket, handle); // readable, yet nothing came: no busy loop
                     if (!counted)
                     {
                         // Counted as waiting until the handle is released (see NativeDatagramIO.Receive): a call on another thread
@@ -158,7 +158,7 @@ namespace WhereAllocation
                         SocketHandles.EnterWait();
                         counted = true;
                     }
-                    if (!NativeDatagramIO.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;
+                    if (!SocketWaits.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;
                     waited = true;
                 }
             }
@@ -177,8 +177,8 @@ namespace WhereAllocation
         private int ReceiveManyWatched(Socket socket, IntPtr raw, out SocketError error)
         {
             int slot = KernelWaitWatchdog.Enter(socket);
-            if (slot < 0) return NativeDatagramIO.Os.ReceiveMany(raw, _messages, _capacity, out error);
-            int received = NativeDatagramIO.Os.ReceiveManyWaiting(raw, _messages, _capacity, out error);
+            if (slot < 0) return OsSocketCalls.InUse.ReceiveMany(raw, _messages, _capacity, out error);
+            int received = OsSocketCalls.InUse.ReceiveManyWaiting(raw, _messages, _capacity, out error);
             KernelWaitWatchdog.Exit(slot);
             return received;
         }

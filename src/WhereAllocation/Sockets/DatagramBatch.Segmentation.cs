@@ -42,7 +42,7 @@ namespace WhereAllocation
         }
 
         private static bool CanSegment(DatagramBatchMode mode) =>
-            mode == DatagramBatchMode.MultiMessage && s_multiMessageSupported && NativeDatagramIO.Os.HasSegmentationOffload;
+            mode == DatagramBatchMode.MultiMessage && s_multiMessageSupported && OsSocketCalls.InUse.HasSegmentationOffload;
 
         /// <summary>
         /// True when <see cref="SegmentationOffload"/> can be on in this process: Linux 4.18 or later (UDP_SEGMENT) with
@@ -226,7 +226,7 @@ namespace WhereAllocation
                 if (before == 0) fault = seam.SegmentationFault;
                 else messages = before;
             }
-            int sent = NativeDatagramIO.Os.SendSegments(raw, _runMessages, messages, fault, out error, out routeCannotSegment);
+            int sent = OsSocketCalls.InUse.SendSegments(raw, _runMessages, messages, fault, out error, out routeCannotSegment);
             return sent > 0 ? sent : 0;
         }
     }

@@ -155,7 +155,7 @@ namespace WhereAllocation
             {
                 int pending = _count - _nextToSend;
                 SocketError error;
-                int went = pending == 1 ? SendOne(raw, _nextToSend, out error) : NativeDatagramIO.Os.SendMany(raw, _messages + _nextToSend, pending, out error);
+                int went = pending == 1 ? SendOne(raw, _nextToSend, out error) : OsSocketCalls.InUse.SendMany(raw, _messages + _nextToSend, pending, out error);
                 if (went == pending)
                 {
                     _nextToSend = _count;
@@ -214,7 +214,7 @@ namespace WhereAllocation
                 // The socket's mode is asked only now, when it matters (a Send that found room never asks it).
                 if (handle != null && socket.Blocking)
                 {
-                    NativeDatagramIO.TryWaitUntil(socket, raw, handle, true, Timeout.Infinite);
+                    SocketWaits.TryWaitUntil(socket, raw, handle, true, Timeout.Infinite);
                     return true;
                 }
                 return false; // PendingCount tells the caller what is left
@@ -282,7 +282,7 @@ namespace WhereAllocation
         /// </summary>
         private int SendPlain(IntPtr raw, int start, int end, out SocketError error)
         {
-            int sent = end - start == 1 ? SendOne(raw, start, out error) : NativeDatagramIO.Os.SendMany(raw, _messages + start, end - start, out error);
+            int sent = end - start == 1 ? SendOne(raw, start, out error) : OsSocketCalls.InUse.SendMany(raw, _messages + start, end - start, out error);
             return sent > 0 ? sent : 0;
         }
 
@@ -296,7 +296,7 @@ namespace WhereAllocation
         /// </summary>
         private int SendOne(IntPtr raw, int index, out SocketError error)
         {
-            long sent = NativeDatagramIO.Os.Send(raw, _buffers + (long)index * _stride, (int)_messages[index].Length, false,
+            long sent = OsSocketCalls.InUse.Send(raw, _buffers + (long)index * _stride, (int)_messages[index].Length, false,
                 _names + index * SockaddrLayout.StorageSize, (int)_messages[index].Header.NameLength, out error);
             return sent < 0 ? -1 : 1;
         }

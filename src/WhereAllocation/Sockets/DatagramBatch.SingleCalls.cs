@@ -21,7 +21,7 @@ namespace WhereAllocation
                 byte* buffer = _buffers + (long)received * _stride;
                 byte* name = _names + received * SockaddrLayout.StorageSize;
                 int nameLength = SockaddrLayout.StorageSize;
-                long length = NativeDatagramIO.Os.Receive(raw, buffer, _slotSize, false, name, &nameLength, out SocketError failure);
+                long length = OsSocketCalls.InUse.Receive(raw, buffer, _slotSize, false, name, &nameLength, out SocketError failure);
                 if (length == 0 && nameLength == 0) length = NativeDatagramIO.ShutDown(out failure); // no datagram: the receiving side was shut down
                 if (length >= 0)
                 {
@@ -29,7 +29,7 @@ namespace WhereAllocation
                     received++;
                     continue;
                 }
-                if (failure == SocketError.Interrupted || NativeDatagramIO.Os.IsResetReportToSkip(raw, failure)) continue;
+                if (failure == SocketError.Interrupted || OsSocketCalls.InUse.IsResetReportToSkip(raw, failure)) continue;
                 if (received == 0)
                 {
                     error = failure;

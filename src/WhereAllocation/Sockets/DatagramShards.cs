@@ -74,10 +74,10 @@ namespace WhereAllocation
         /// <summary>
         /// True when <see cref="Bind"/> works in this process: Linux, with the native path (see <see cref="DatagramPaths"/>).
         /// </summary>
-        public static bool IsSupported => NativeDatagramIO.IsSupported && NativeDatagramIO.Os.BalancedGroupUnsupported == null;
+        public static bool IsSupported => NativeDatagramIO.IsSupported && OsSocketCalls.InUse.BalancedGroupUnsupported == null;
 
         /// <summary>True when <see cref="PinCurrentThread"/> works in this process (Linux).</summary>
-        public static bool CanPinThreads => NativeDatagramIO.OsCallsWork && NativeDatagramIO.Os.ThreadPinningUnsupported == null;
+        public static bool CanPinThreads => NativeDatagramIO.OsCallsWork && OsSocketCalls.InUse.ThreadPinningUnsupported == null;
 
         /// <summary>
         /// Opens <paramref name="shardCount"/> UDP sockets, each made by <see cref="DatagramSockets.Create"/> (no address
@@ -112,7 +112,7 @@ namespace WhereAllocation
                     for (int i = 0; i < shardCount; i++)
                     {
                         sockets[i] = DatagramSockets.Create(family, dualMode);
-                        NativeDatagramIO.JoinBalancedGroup(sockets[i]);
+                        NativeSocketAdmin.JoinBalancedGroup(sockets[i]);
                         sockets[i].Bind(bound);
                     }
                     return new DatagramShards(sockets, bound);
@@ -172,7 +172,7 @@ namespace WhereAllocation
         public static void PinCurrentThread(int cpu)
         {
             if (cpu < 0 || cpu >= MaxCpu) throw new ArgumentOutOfRangeException(nameof(cpu), cpu, "A CPU number is 0.." + (MaxCpu - 1) + ".");
-            OsSocketCalls os = NativeDatagramIO.Os;
+            OsSocketCalls os = OsSocketCalls.InUse;
             string? unsupported = os.ThreadPinningUnsupported;
             if (unsupported != null) throw new PlatformNotSupportedException(unsupported);
             if (!NativeDatagramIO.OsCallsWork) throw new PlatformNotSupportedException("The C library's calls cannot be reached through P/Invoke in this process.");
@@ -184,7 +184,7 @@ namespace WhereAllocation
 
         private static void ThrowIfUnsupported()
         {
-            string? unsupported = NativeDatagramIO.Os.BalancedGroupUnsupported;
+            string? unsupported = OsSocketCalls.InUse.BalancedGroupUnsupported;
             if (unsupported != null) throw new PlatformNotSupportedException(unsupported);
             if (!NativeDatagramIO.IsSupported)
                 throw new PlatformNotSupportedException("Shards need the native path (the OS's socket calls through P/Invoke, and a way to the socket's handle), which does not run in this process.");

@@ -1,6 +1,5 @@
 using System;
 using System.Net.Sockets;
-using System.Runtime.InteropServices;
 
 namespace WhereAllocation
 {
@@ -25,18 +24,7 @@ namespace WhereAllocation
             SocketArguments.CheckSocket(socket);
             if (!DatagramBatch.IsCoalescedReceiveAvailable)
                 throw new PlatformNotSupportedException("Coalesced receive is not available here: it needs Linux 5.0+ (UDP_GRO) and the native path.");
-            SafeHandle handle = SocketHandles.Get(socket);
-            bool added = false;
-            try
-            {
-                handle.DangerousAddRef(ref added);
-                SocketError error = NativeDatagramIO.Os.EnableCoalescedReceive(handle.DangerousGetHandle());
-                if (error != SocketError.Success) throw new SocketException((int)error);
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
-            }
+            NativeSocketAdmin.EnableCoalescedReceive(socket);
         }
     }
 }

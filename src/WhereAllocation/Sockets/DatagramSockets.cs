@@ -83,7 +83,7 @@ namespace WhereAllocation
             SocketArguments.CheckSocket(socket);
             if (NativeDatagramIO.IsSupported)
             {
-                NativeDatagramIO.Harden(socket);
+                NativeSocketAdmin.Harden(socket);
                 return;
             }
             // No native path: the runtime's own calls, which allocate a little, once per socket.
@@ -116,7 +116,7 @@ namespace WhereAllocation
                 SocketWaits.ThrowIfDisposed(socket);
                 return new DatagramSocketStatus(-1, -1, -1, -1);
             }
-            return NativeDatagramIO.Status(socket);
+            return NativeSocketAdmin.Status(socket);
         }
     }
 }

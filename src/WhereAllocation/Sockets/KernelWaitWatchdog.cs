@@ -1,7 +1,6 @@
 using System;
 using System.Net.Sockets;
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace WhereAllocation
@@ -217,31 +216,20 @@ namespace WhereAllocation
 
         private static void WakeDisposed(Socket socket)
         {
-            SafeHandle handle;
-            bool held = false;
-            try
+            // Refused once the last reference went and the descriptor was closed: nothing is waiting on it then.
+            if (!SocketHandles.TryHold(socket, out HeldHandle held)) return;
+            using (held)
             {
-                handle = SocketHandles.Get(socket);
-                // Refused once the last reference went and the descriptor was closed: nothing is waiting on it then.
-                handle.DangerousAddRef(ref held);
-            }
-            catch (Exception)
-            {
-                return;
-            }
-            try
-            {
-                // Counted first: the receive it wakes may be reported (and a test read the count) before the call returns here.
-                Interlocked.Increment(ref s_wakeUps);
-                NativeDatagramIO.Os.WakeWaitingReceives(handle.DangerousGetHandle());
-            }
-            catch (Exception)
-            {
-                // An OS stand-in of the tests without the call: the wait then ends only with a datagram or its timeout.
-            }
-            finally
-            {
-                if (held) handle.DangerousRelease();
+                try
+                {
+                    // Counted first: the receive it wakes may be reported (and a test read the count) before the call returns here.
+                    Interlocked.Increment(ref s_wakeUps);
+                    OsSocketCalls.InUse.WakeWaitingReceives(held.Raw);
+                }
+                catch (Exception)
+                {
+                    // An OS stand-in of the tests without the call: the wait then ends only with a datagram or its timeout.
+                }
             }
         }
     }

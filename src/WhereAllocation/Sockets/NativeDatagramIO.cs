@@ -9,18 +9,21 @@ namespace WhereAllocation
 {
     /// <summary>
     /// <see cref="DatagramPath.Native"/>: one datagram per system call, straight to the OS on the socket's
-    /// descriptor, through the OS's own calls (<see cref="OsSocketCalls.Current"/>, chosen once). This class
-    /// is the same on every OS: it holds a reference on the socket's handle for the length of a call (so a
-    /// concurrent Dispose cannot close the descriptor, or let the OS reuse its number, under it), waits when the
-    /// caller may block (in the kernel where that is safe, see <see cref="ReceiveWaitsInKernel"/>; else in short
-    /// slices), and turns the OS's answer into a datagram, a sender and errors.
+    /// descriptor, through the OS's own calls (<see cref="OsSocketCalls.InUse"/>). This class is the same on every OS:
+    /// it holds a reference on the socket's handle for the length of a call (so a concurrent Dispose cannot close the
+    /// descriptor, or let the OS reuse its number, under it), written out rather than through
+    /// <see cref="SocketHandles.Hold"/> because each Mono instruction of a datagram's call counts (bench/ReceiveCost,
+    /// bench/SendCost); waits when the caller may block (in the kernel where that is safe, see
+    /// <see cref="ReceiveWaitsInKernel"/>; else in slices, <see cref="SocketWaits.TryWaitUntil"/>), and turns the OS's
+    /// answer into a datagram, a sender and errors. Calls made once per socket are <see cref="NativeSocketAdmin"/>'s.
     /// The sender's sockaddr lands in a stack buffer; the payload is pinned with <c>fixed</c>. Nothing is
     /// allocated unless an exception is thrown.
     /// </summary>
     internal static unsafe class NativeDatagramIO
     {
-        // Not readonly: a test can put an OS in between that injects what Linux never reports (Windows' reset reports).
-        private static OsSocketCalls s_os = OsSocketCalls.Current;
+        // OsSocketCalls.InUse, kept here so that the per-datagram calls read a field of their own class. Not readonly: a test can
+        // put an OS in between that injects what Linux never reports (Windows' reset reports); see OsInUseChanged.
+        private static OsSocketCalls s_os = OsSocketCalls.InUse;
 
         /// <summary>The sockaddr layout of this OS.</summary>
         internal static readonly SockaddrFormat Format = s_os.Format;
@@ -45,16 +48,15 @@ namespace WhereAllocation
         /// <summary>True when the OS's calls work but no way to the socket's handle was found at start: the native path is lost only for that.</summary>
         internal static bool HandleMissing => s_callsWork && !SocketHandles.FoundAtStart;
 
-        /// <summary>The OS's calls, for DatagramBatch; tests may set another (null: the real one again).</summary>
-        internal static OsSocketCalls Os
+        /// <summary>
+        /// Takes <see cref="OsSocketCalls.InUse"/> again after a test set it, and derives again what this class derives from
+        /// it (whether receives wait in the kernel). Only that setter calls it.
+        /// </summary>
+        internal static void OsInUseChanged()
         {
-            get => s_os;
-            set
-            {
-                s_os = value ?? OsSocketCalls.Current;
-                s_receiveWaitsInKernel = s_os.HasWaitingReceive && (s_runtimeWakesHeldReceives || s_libraryWakesHeldReceives);
-                s_waitFirst = WaitFirstAtStart();
-            }
+            s_os = OsSocketCalls.InUse;
+            s_receiveWaitsInKernel = s_os.HasWaitingReceive && (s_runtimeWakesHeldReceives || s_libraryWakesHeldReceives);
+            s_waitFirst = WaitFirstAtStart();
         }
 
         // Whether a receive that may wait blocks in the kernel (see ReceiveWaitsInKernel). Not readonly: tests turn it off to run the sliced wait on CoreCLR.
@@ -262,7 +264,7 @@ namespace WhereAllocation
                     return Receive(socket, start + offset, size, flags, true, into, out _, nothing && kernelWaitStart == 0, nothing ? kernelWaitStart : 0);
                 }
             }
-            if (received < 0) throw Failure(socket, error);
+            if (received < 0) throw SocketWaits.Failure(socket, error);
             into.SetCurrentFromSockaddr(address, addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize, Format);
             return received;
         }
@@ -391,9 +393,9 @@ namespace WhereAllocation
                         SocketHandles.EnterWait();
                         counted = true;
                     }
-                    if (polled) PauseAfterEmptyReadiness(socket, handle);
+                    if (polled) SocketWaits.PauseAfterEmptyReadiness(socket, handle);
                     int remaining = SocketWaits.Remaining(waitStart, timeout > 0 ? timeout : -1);
-                    if (remaining == 0 || !TryWaitUntil(socket, raw, handle, false, remaining)) throw new SocketException((int)SocketError.TimedOut);
+                    if (remaining == 0 || !SocketWaits.TryWaitUntil(socket, raw, handle, false, remaining)) throw new SocketException((int)SocketError.TimedOut);
                     polled = true;
                 }
             }
@@ -419,7 +421,7 @@ namespace WhereAllocation
             }
             sender = default;
             if (error == SocketError.WouldBlock && !wait) return NothingQueued;
-            throw Failure(socket, error);
+            throw SocketWaits.Failure(socket, error);
         }
 
         /// <summary>What <see cref="TrySendArray"/> returns for a call that is not the simple case: the caller takes the general path.</summary>
@@ -484,7 +486,7 @@ namespace WhereAllocation
             }
             if (sent >= 0) return (int)sent;
             if (error == SocketError.WouldBlock && !wait) return (int)NothingQueued;
-            throw Failure(socket, error);
+            throw SocketWaits.Failure(socket, error);
         }
 
         /// <summary>
@@ -498,7 +500,7 @@ namespace WhereAllocation
                 if (error == SocketError.WouldBlock)
                 {
                     if (!wait || !socket.Blocking) return -1;
-                    WaitUntil(socket, raw, handle, true, 0);
+                    SocketWaits.WaitUntil(socket, raw, handle, true, 0);
                 }
                 else if (error != SocketError.Interrupted)
                 {
@@ -555,194 +557,6 @@ namespace WhereAllocation
         {
             error = SocketError.Shutdown;
             return -1;
-        }
-
-        /// <summary>True when an IPv6 socket accepts IPv4 peers (IPV6_V6ONLY is 0). One system call.</summary>
-        internal static bool IsDualMode(Socket socket)
-        {
-            SafeHandle handle = SocketHandles.Get(socket);
-            bool added = false;
-            try
-            {
-                handle.DangerousAddRef(ref added);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
-                return s_os.IsDualMode(handle.DangerousGetHandle());
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
-            }
-        }
-
-        /// <summary>True when the socket was shut down for receiving (see <see cref="OsSocketCalls.IsReceiveShutDown"/>). One system call.</summary>
-        internal static bool IsReceiveShutDown(Socket socket)
-        {
-            SafeHandle handle = SocketHandles.Get(socket);
-            bool added = false;
-            try
-            {
-                handle.DangerousAddRef(ref added);
-                return s_os.IsReceiveShutDown(handle.DangerousGetHandle());
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
-            }
-        }
-
-        /// <summary>See <see cref="OsSocketCalls.HasInput"/>. One system call.</summary>
-        internal static bool HasInput(Socket socket, out SocketError pending)
-        {
-            SafeHandle handle = SocketHandles.Get(socket);
-            bool added = false;
-            try
-            {
-                handle.DangerousAddRef(ref added);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
-                return s_os.HasInput(handle.DangerousGetHandle(), out pending);
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
-            }
-        }
-
-        /// <summary>Address sharing off, and (Windows) reset reports off; see <see cref="DatagramSockets.Harden"/>.</summary>
-        internal static void Harden(Socket socket)
-        {
-            SocketError error;
-            SafeHandle handle = SocketHandles.Get(socket);
-            bool added = false;
-            try
-            {
-                handle.DangerousAddRef(ref added);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
-                IntPtr raw = handle.DangerousGetHandle();
-                error = s_os.DisableAddressSharing(raw);
-                // Not fatal: the receive consumes reset reports on unconnected sockets anyway.
-                if (error == SocketError.Success) s_os.DisableResetReports(raw);
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
-            }
-            if (error != SocketError.Success) throw new SocketException((int)error);
-        }
-
-        /// <summary>Makes an unbound socket a member of a balanced group (Linux: SO_REUSEPORT); see <see cref="DatagramShards"/>.</summary>
-        internal static void JoinBalancedGroup(Socket socket)
-        {
-            SocketError error;
-            SafeHandle handle = SocketHandles.Get(socket);
-            bool added = false;
-            try
-            {
-                handle.DangerousAddRef(ref added);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
-                error = s_os.JoinBalancedGroup(handle.DangerousGetHandle());
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
-            }
-            if (error != SocketError.Success) throw new SocketException((int)error);
-        }
-
-        /// <summary>The socket's buffers and queue counters; see <see cref="DatagramSockets.GetDatagramStatus"/>.</summary>
-        internal static DatagramSocketStatus Status(Socket socket)
-        {
-            SafeHandle handle = SocketHandles.Get(socket);
-            bool added = false;
-            try
-            {
-                handle.DangerousAddRef(ref added);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
-                IntPtr raw = handle.DangerousGetHandle();
-                s_os.QueueCounters(raw, out long dropped, out int queued);
-                return new DatagramSocketStatus(s_os.BufferSize(raw, true), s_os.BufferSize(raw, false), dropped, queued);
-            }
-            finally
-            {
-                if (added) handle.DangerousRelease();
-            }
-        }
-
-        /// <summary>Waits until the descriptor is ready, the socket is disposed, or the timeout (0: none) passes, which throws TimedOut.</summary>
-        private static void WaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
-        {
-            if (!TryWaitUntil(socket, raw, handle, forWrite, timeoutMilliseconds > 0 ? timeoutMilliseconds : -1))
-                throw new SocketException((int)SocketError.TimedOut);
-        }
-
-        /// <summary>
-        /// Called when a wait said "readable" and the receive after it still found nothing, and the socket is not shut down
-        /// for receiving: an error queue the user asked for (IP_RECVERR on Linux) keeps poll saying so without a datagram,
-        /// or another thread took the datagram. Waiting again at once would spin; a millisecond's sleep keeps such a wait from
-        /// being a busy loop (at most one receive per millisecond) while a datagram still ends it within that millisecond.
-        /// Throws ObjectDisposedException once the socket is disposed, which such a wait would otherwise never ask.
-        /// </summary>
-        internal static void PauseAfterEmptyReadiness(Socket socket, SafeHandle handle)
-        {
-            ThrowIfDisposed(socket, handle);
-            System.Threading.Thread.Sleep(1);
-        }
-
-        /// <summary>
-        /// Polls in short slices until the descriptor is ready or has an error pending (true), the timeout passes
-        /// (false; a negative timeout never passes), or the socket is disposed (ObjectDisposedException). The
-        /// caller holds a reference on <paramref name="handle"/>. Allocates nothing unless it throws.
-        /// </summary>
-        /// <exception cref="SocketException">Shutdown: the socket was shut down, so nothing will ever come; or the wait itself failed.</exception>
-        internal static bool TryWaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
-        {
-            SocketHandles.EnterWait();
-            try
-            {
-                return TryWaitUntilCounted(socket, raw, handle, forWrite, timeoutMilliseconds);
-            }
-            finally
-            {
-                SocketHandles.ExitWait();
-            }
-        }
-
-        private static bool TryWaitUntilCounted(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
-        {
-            long start = Stopwatch.GetTimestamp();
-            while (true)
-            {
-                // In slices: a descriptor closed by another thread does not wake a poll that is blocked on it.
-                int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
-                if (remaining == 0) return false;
-                int ready = s_os.Poll(raw, forWrite, SocketWaits.Slice(remaining), out bool hungUp, out SocketError error);
-                if (ready < 0 && error != SocketError.Interrupted) throw Failure(socket, error);
-                if (ready > 0 && !hungUp) return true;
-                ThrowIfDisposed(socket, handle);
-                // CoreCLR's Dispose shuts the socket down (POLLHUP) while a call still holds its handle, and recv
-                // then keeps saying EAGAIN: a hang-up must end the wait, or the caller would spin.
-                if (hungUp) throw new SocketException((int)SocketError.Shutdown);
-            }
-        }
-
-        /// <summary>
-        /// The exception for an error the OS reported: ObjectDisposedException when the socket was disposed meanwhile
-        /// (Windows fails a call whose socket another thread closed with WSA_OPERATION_ABORTED or WSAENOTSOCK, Linux
-        /// with EBADF), else a SocketException with the error.
-        /// </summary>
-        internal static Exception Failure(Socket socket, SocketError error)
-        {
-            return (Exception?)SocketWaits.DisposedError(socket) ?? new SocketException((int)error);
-        }
-
-        /// <summary>
-        /// Throws ObjectDisposedException once <paramref name="socket"/> is disposed. SafeHandle.IsClosed alone
-        /// cannot tell while the caller holds a reference (the handle closes when the last reference goes), so
-        /// the Socket is asked too.
-        /// </summary>
-        private static void ThrowIfDisposed(Socket socket, SafeHandle handle)
-        {
-            if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
-            SocketWaits.ThrowIfDisposed(socket);
         }
     }
 }

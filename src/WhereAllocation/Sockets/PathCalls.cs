@@ -116,7 +116,7 @@ namespace WhereAllocation
         internal static bool IsReceiveShutDown(Socket socket)
         {
             if (!NativeDatagramIO.OsCallsWork || !SocketHandles.Available) return false;
-            return NativeDatagramIO.IsReceiveShutDown(socket);
+            return NativeSocketAdmin.IsReceiveShutDown(socket);
         }
 
         /// <summary>

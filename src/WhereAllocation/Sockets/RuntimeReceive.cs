@@ -28,7 +28,7 @@ namespace WhereAllocation
                 return socket.Poll(0, SelectMode.SelectRead) || socket.Poll(0, SelectMode.SelectError);
             // Linux, macOS: asked of the OS itself, which tells "something to read" from "in error" (Mono's Poll says
             // readable for both, and a receive would then wait on a socket in error with nothing queued).
-            if (NativeDatagramIO.HasInput(socket, out SocketError pending)) return true;
+            if (NativeSocketAdmin.HasInput(socket, out SocketError pending)) return true;
             // The error the socket was flagged with, taken (as the receive would) and reported once; or none, when only an
             // error queue the user asked for (IP_RECVERR) keeps it flagged, which no receive reads: then nothing is queued.
             if (pending != SocketError.Success) throw new SocketException((int)pending);
@@ -72,7 +72,7 @@ namespace WhereAllocation
         }
 
         /// <summary>The exception for a receive that met a socket shut down for receiving (ObjectDisposedException once it was disposed).</summary>
-        internal static Exception ShutDown(Socket socket) => NativeDatagramIO.Failure(socket, SocketError.Shutdown);
+        internal static Exception ShutDown(Socket socket) => SocketWaits.Failure(socket, SocketError.Shutdown);
 
         /// <summary>
         /// Decides what a SocketException from the runtime's receive means. Throws ObjectDisposedException when the

@@ -98,7 +98,7 @@ namespace WhereAllocation
 
         private static bool IsDualMode(Socket socket)
         {
-            return NativeDatagramIO.IsSupported ? NativeDatagramIO.IsDualMode(socket) : socket.DualMode;
+            return NativeDatagramIO.IsSupported ? NativeSocketAdmin.IsDualMode(socket) : socket.DualMode;
         }
 
         /// <summary>

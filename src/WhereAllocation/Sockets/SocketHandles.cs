@@ -82,21 +82,50 @@ namespace WhereAllocation
 
         /// <summary>
         /// Takes a reference on <paramref name="socket"/>'s handle, for a call that names its descriptor outside a datagram
-        /// call (the awaits' pollers): false when the socket is disposed. <paramref name="held"/> says whether the reference
-        /// was taken, for the caller's <c>finally</c> (DangerousRelease).
+        /// call and has nothing to do on a disposed socket (the awaits' pollers, the watchdog's wake-up): false when the
+        /// handle refuses the reference (its socket is disposed and the last reference went); else <paramref name="held"/>
+        /// holds it until its <see cref="HeldHandle.Dispose"/>, at the end of a <c>using (held)</c>. Unlike
+        /// <see cref="Hold"/>, it does not ask the Socket whether it was disposed: a socket disposed while others hold its
+        /// handle still reaches its descriptor here, as the watchdog needs.
         /// </summary>
-        internal static bool TryHold(Socket socket, [NotNullWhen(true)] out SafeHandle? handle, ref bool held)
+        internal static bool TryHold(Socket socket, out HeldHandle held)
         {
+            SafeHandle handle;
+            bool added = false;
             try
             {
                 handle = Get(socket);
-                handle.DangerousAddRef(ref held);
-                return true;
+                handle.DangerousAddRef(ref added);
             }
             catch (ObjectDisposedException)
             {
-                handle = null;
+                held = default;
                 return false;
+            }
+            held = new HeldHandle(handle);
+            return true;
+        }
+
+        /// <summary>
+        /// Takes a reference on <paramref name="socket"/>'s handle for a call made once per socket or per wait (not per
+        /// datagram: the one-call receive and send hold it written out, where each Mono instruction counts), released by
+        /// <see cref="HeldHandle.Dispose"/> at the end of a <c>using</c> (a struct in a using statement is not boxed).
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The socket has been disposed (on Mono too while another thread waits on it: <see cref="ThrowIfDisposedWhileHeld"/>).</exception>
+        internal static HeldHandle Hold(Socket socket)
+        {
+            SafeHandle handle = Get(socket);
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
+                ThrowIfDisposedWhileHeld(socket);
+                return new HeldHandle(handle);
+            }
+            catch
+            {
+                if (added) handle.DangerousRelease();
+                throw;
             }
         }
 

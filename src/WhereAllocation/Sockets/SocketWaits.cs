@@ -1,13 +1,16 @@
 using System;
 using System.Diagnostics;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 
 namespace WhereAllocation
 {
     /// <summary>
     /// What every wait of the library shares, whichever path or batch mode waits: a wait lasts in slices, so that a
     /// socket disposed by another thread (which wakes no poll blocked on it) ends it within one slice; and whether a
-    /// socket was disposed, asked of the Socket itself. Allocates nothing unless it throws.
+    /// socket was disposed, asked of the Socket itself. The native path's and the batch's own wait on a descriptor
+    /// (<see cref="TryWaitUntil"/>, through <see cref="OsSocketCalls.InUse"/>'s poll) lives here too, with the exception a
+    /// failed call reports (<see cref="Failure"/>). Allocates nothing unless it throws.
     /// </summary>
     internal static class SocketWaits
     {
@@ -52,6 +55,84 @@ namespace WhereAllocation
         {
             ObjectDisposedException? disposed = DisposedError(socket);
             if (disposed != null) throw disposed;
+        }
+
+        /// <summary>Waits until the descriptor is ready, the socket is disposed, or the timeout (0: none) passes, which throws TimedOut.</summary>
+        internal static void WaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
+        {
+            if (!TryWaitUntil(socket, raw, handle, forWrite, timeoutMilliseconds > 0 ? timeoutMilliseconds : -1))
+                throw new SocketException((int)SocketError.TimedOut);
+        }
+
+        /// <summary>
+        /// Called when a wait said "readable" and the receive after it still found nothing, and the socket is not shut down
+        /// for receiving: an error queue the user asked for (IP_RECVERR on Linux) keeps poll saying so without a datagram,
+        /// or another thread took the datagram. Waiting again at once would spin; a millisecond's sleep keeps such a wait from
+        /// being a busy loop (at most one receive per millisecond) while a datagram still ends it within that millisecond.
+        /// Throws ObjectDisposedException once the socket is disposed, which such a wait would otherwise never ask.
+        /// </summary>
+        internal static void PauseAfterEmptyReadiness(Socket socket, SafeHandle handle)
+        {
+            ThrowIfDisposed(socket, handle);
+            System.Threading.Thread.Sleep(1);
+        }
+
+        /// <summary>
+        /// Polls in short slices until the descriptor is ready or has an error pending (true), the timeout passes
+        /// (false; a negative timeout never passes), or the socket is disposed (ObjectDisposedException). The
+        /// caller holds a reference on <paramref name="handle"/>. Allocates nothing unless it throws.
+        /// </summary>
+        /// <exception cref="SocketException">Shutdown: the socket was shut down, so nothing will ever come; or the wait itself failed.</exception>
+        internal static bool TryWaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
+        {
+            SocketHandles.EnterWait();
+            try
+            {
+                return TryWaitUntilCounted(socket, raw, handle, forWrite, timeoutMilliseconds);
+            }
+            finally
+            {
+                SocketHandles.ExitWait();
+            }
+        }
+
+        private static bool TryWaitUntilCounted(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
+        {
+            long start = Stopwatch.GetTimestamp();
+            while (true)
+            {
+                // In slices: a descriptor closed by another thread does not wake a poll that is blocked on it.
+                int remaining = Remaining(start, timeoutMilliseconds);
+                if (remaining == 0) return false;
+                int ready = OsSocketCalls.InUse.Poll(raw, forWrite, Slice(remaining), out bool hungUp, out SocketError error);
+                if (ready < 0 && error != SocketError.Interrupted) throw Failure(socket, error);
+                if (ready > 0 && !hungUp) return true;
+                ThrowIfDisposed(socket, handle);
+                // CoreCLR's Dispose shuts the socket down (POLLHUP) while a call still holds its handle, and recv
+                // then keeps saying EAGAIN: a hang-up must end the wait, or the caller would spin.
+                if (hungUp) throw new SocketException((int)SocketError.Shutdown);
+            }
+        }
+
+        /// <summary>
+        /// The exception for an error the OS reported: ObjectDisposedException when the socket was disposed meanwhile
+        /// (Windows fails a call whose socket another thread closed with WSA_OPERATION_ABORTED or WSAENOTSOCK, Linux
+        /// with EBADF), else a SocketException with the error.
+        /// </summary>
+        internal static Exception Failure(Socket socket, SocketError error)
+        {
+            return (Exception?)DisposedError(socket) ?? new SocketException((int)error);
+        }
+
+        /// <summary>
+        /// Throws ObjectDisposedException once <paramref name="socket"/> is disposed. SafeHandle.IsClosed alone
+        /// cannot tell while the caller holds a reference (the handle closes when the last reference goes), so
+        /// the Socket is asked too.
+        /// </summary>
+        private static void ThrowIfDisposed(Socket socket, SafeHandle handle)
+        {
+            if (handle.IsClosed) throw new ObjectDisposedException(typeof(Socket).FullName);
+            ThrowIfDisposed(socket);
         }
     }
 }

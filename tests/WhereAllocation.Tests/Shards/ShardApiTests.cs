@@ -13,7 +13,7 @@ namespace WhereAllocation.Tests
     {
         public void Dispose()
         {
-            NativeDatagramIO.Os = null!;
+            OsSocketCalls.InUse = null!;
             DatagramPaths.Reset();
         }
 
@@ -49,7 +49,7 @@ namespace WhereAllocation.Tests
         [InlineData("This operating system")]
         public void OtherSystemsRefuseBeforeMakingASocket(string os)
         {
-            NativeDatagramIO.Os = os == "macOS" ? new DarwinSocketCalls() : os == "Windows" ? new WindowsSocketCalls() : (OsSocketCalls)new UnknownOsSocketCalls("an OS the tests made up");
+            OsSocketCalls.InUse = os == "macOS" ? new DarwinSocketCalls() : os == "Windows" ? new WindowsSocketCalls() : (OsSocketCalls)new UnknownOsSocketCalls("an OS the tests made up");
             Assert.False(DatagramShards.IsSupported);
             Assert.False(DatagramShards.CanPinThreads);
             var e = Assert.Throws<PlatformNotSupportedException>(() => DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2));

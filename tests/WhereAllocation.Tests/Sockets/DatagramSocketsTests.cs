@@ -86,6 +86,46 @@ namespace WhereAllocation.Tests
             Assert.Throws<ObjectDisposedException>(() => disposed.GetDatagramStatus());
         }
 
+        /// <summary>
+        /// Harden and GetDatagramStatus called after Dispose returned, while another thread still waits in a receive on the
+        /// socket (and so holds its handle, which on Mono still accepts references then): ObjectDisposedException, as for a
+        /// socket disposed before, not a call on the descriptor of a disposed socket.
+        /// </summary>
+        [Fact]
+        public void HardenAndStatusAfterDisposeWhileAnotherThreadWaitsThrowObjectDisposed()
+        {
+            Assert.True(Paths.TryForce(DatagramPath.Native) || !NativeDatagramIO.IsSupported);
+            if (!NativeDatagramIO.IsSupported) return; // no native path: the runtime's own calls report a disposed socket
+            var wrong = new List<string>();
+            for (int attempt = 0; attempt < 5; attempt++)
+            {
+                wrong.Clear();
+                Socket server = DatagramSockets.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+                bool waiterDone = false;
+                int before = DisposeDuringWait.CountBefore();
+                var waiter = new System.Threading.Thread(() =>
+                {
+                    var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
+                    try { server.ReceiveFrom_NonAlloc(new byte[16], 0, 16, SocketFlags.None, from); }
+                    catch (Exception) { } // ended by the Dispose
+                    System.Threading.Volatile.Write(ref waiterDone, true);
+                }) { IsBackground = true };
+                waiter.Start();
+                Assert.True(DisposeDuringWait.UntilInside(before, waiter), "the receive never reached its wait");
+                server.Dispose();
+                try { server.Harden(); wrong.Add("Harden: no exception"); }
+                catch (ObjectDisposedException) { }
+                catch (Exception e) { wrong.Add("Harden: " + e.GetType().Name); }
+                try { server.GetDatagramStatus(); wrong.Add("GetDatagramStatus: no exception"); }
+                catch (ObjectDisposedException) { }
+                catch (Exception e) { wrong.Add("GetDatagramStatus: " + e.GetType().Name); }
+                bool stillInside = !System.Threading.Volatile.Read(ref waiterDone);
+                Assert.True(waiter.Join(10_000), "the waiting receive did not end after Dispose");
+                if (stillInside) break; // the calls were made while the waiter held the handle: the case was produced
+            }
+            Assert.True(wrong.Count == 0, Runtime.Describe() + ", after Dispose: " + string.Join(", ", wrong));
+        }
+
         [Fact]
         public void HardenAndStatusAllocateNothing()
         {

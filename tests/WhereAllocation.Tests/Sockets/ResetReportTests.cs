@@ -15,7 +15,7 @@ namespace WhereAllocation.Tests
     {
         public void Dispose()
         {
-            NativeDatagramIO.Os = null!;
+            OsSocketCalls.InUse = null!;
             DatagramPaths.Reset();
         }
 

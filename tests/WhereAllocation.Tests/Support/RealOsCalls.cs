@@ -24,11 +24,11 @@ namespace WhereAllocation.Tests
 
         protected static T Installed<T>(T calls) where T : RealOsCalls
         {
-            NativeDatagramIO.Os = calls;
+            OsSocketCalls.InUse = calls;
             return calls;
         }
 
-        public void Dispose() => NativeDatagramIO.Os = null!;
+        public void Dispose() => OsSocketCalls.InUse = null!;
 
         internal override string Name => Os.Name + " " + _change;
         internal override SockaddrFormat Format => Os.Format;

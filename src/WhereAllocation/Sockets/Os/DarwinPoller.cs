@@ -52,12 +52,11 @@ namespace WhereAllocation
 
         internal override SocketError Arm(AwaitedSocket socket)
         {
-            bool held = false;
             // Disposed: nothing to arm. The engine's sweep (or the next try) reports it to the waiting operation.
-            if (!SocketHandles.TryHold(socket.Socket, out SafeHandle? handle, ref held)) return SocketError.Success;
-            try
+            if (!SocketHandles.TryHold(socket.Socket, out HeldHandle held)) return SocketError.Success;
+            using (held)
             {
-                IntPtr descriptor = handle.DangerousGetHandle();
+                IntPtr descriptor = held.Raw;
                 Libc.KEvent* changes = stackalloc Libc.KEvent[2];
                 int count = 0;
                 if (socket.ArmedRead) Change(&changes[count++], descriptor, FilterRead, EvAdd | EvOneShot, socket.Token);
@@ -67,28 +66,19 @@ namespace WhereAllocation
                 socket.InSet = true;
                 return SocketError.Success;
             }
-            finally
-            {
-                if (held) handle.DangerousRelease();
-            }
         }
 
         internal override void Remove(AwaitedSocket socket)
         {
-            bool held = false;
-            if (!SocketHandles.TryHold(socket.Socket, out SafeHandle? handle, ref held)) return; // closed: it left the queue by itself
-            try
+            if (!SocketHandles.TryHold(socket.Socket, out HeldHandle held)) return; // closed: it left the queue by itself
+            using (held)
             {
                 // One call per filter: a filter that is not there (ENOENT) must not keep the other from going.
                 Libc.KEvent change;
-                Change(&change, handle.DangerousGetHandle(), FilterRead, EvDelete, socket.Token);
+                Change(&change, held.Raw, FilterRead, EvDelete, socket.Token);
                 Libc.KEventCall(_queue, &change, 1, null, 0, null);
-                Change(&change, handle.DangerousGetHandle(), FilterWrite, EvDelete, socket.Token);
+                Change(&change, held.Raw, FilterWrite, EvDelete, socket.Token);
                 Libc.KEventCall(_queue, &change, 1, null, 0, null);
-            }
-            finally
-            {
-                if (held) handle.DangerousRelease();
             }
         }
 

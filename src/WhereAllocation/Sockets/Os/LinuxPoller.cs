@@ -72,12 +72,11 @@ namespace WhereAllocation
 
         internal override SocketError Arm(AwaitedSocket socket)
         {
-            bool held = false;
             // Disposed: nothing to arm. The engine's sweep (or the next try) reports it to the waiting operation.
-            if (!SocketHandles.TryHold(socket.Socket, out SafeHandle? handle, ref held)) return SocketError.Success;
-            try
+            if (!SocketHandles.TryHold(socket.Socket, out HeldHandle held)) return SocketError.Success;
+            using (held)
             {
-                int descriptor = (int)handle.DangerousGetHandle();
+                int descriptor = (int)held.Raw;
                 byte* ev = stackalloc byte[16];
                 *(uint*)ev = (socket.ArmedRead ? EpollIn : 0) | (socket.ArmedWrite ? EpollOut : 0) | EpollOneShot;
                 *(long*)(ev + DataOffset) = socket.Token;
@@ -94,25 +93,16 @@ namespace WhereAllocation
                 socket.InSet = true;
                 return SocketError.Success;
             }
-            finally
-            {
-                if (held) handle.DangerousRelease();
-            }
         }
 
         internal override void Remove(AwaitedSocket socket)
         {
-            bool held = false;
-            if (!SocketHandles.TryHold(socket.Socket, out SafeHandle? handle, ref held)) return; // closed: it left the set by itself
-            try
+            if (!SocketHandles.TryHold(socket.Socket, out HeldHandle held)) return; // closed: it left the set by itself
+            using (held)
             {
                 // Linux before 2.6.9 wanted a non-null event even for EPOLL_CTL_DEL.
                 byte* ev = stackalloc byte[16];
-                Libc.EpollCtl(_epoll, CtlDel, (int)handle.DangerousGetHandle(), ev);
-            }
-            finally
-            {
-                if (held) handle.DangerousRelease();
+                Libc.EpollCtl(_epoll, CtlDel, (int)held.Raw, ev);
             }
         }
 

@@ -28,6 +28,24 @@ namespace WhereAllocation
         /// <summary>How <see cref="Current"/> was chosen, for diagnostics: at compile time for a Unity player, or from the runtime's answer.</summary>
         internal static string ChosenBy => s_chosenBy;
 
+        // Declared after Current, which it starts as: static fields start in order.
+        private static OsSocketCalls s_inUse = Current;
+
+        /// <summary>
+        /// The calls every native call of the library makes (<see cref="Current"/> unless a test put another in between, one
+        /// that injects what this OS never reports, or pretends to be another OS); null sets <see cref="Current"/> again.
+        /// Setting it makes <see cref="NativeDatagramIO"/> derive again what it derives from the OS (its kernel waits).
+        /// </summary>
+        internal static OsSocketCalls InUse
+        {
+            get => s_inUse;
+            set
+            {
+                s_inUse = value ?? Current;
+                NativeDatagramIO.OsInUseChanged();
+            }
+        }
+
         // Where Unity compiles the package for one player (outside the Editor, whose defines name the build target, not
         // the OS the Editor runs on), the player's define says which kernel it runs on. That is decided at compile time
         // because IL2CPP's RuntimeInformation knows only Windows, macOS and Linux players and answers "unknown" for
