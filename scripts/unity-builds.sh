@@ -12,8 +12,8 @@
 #   windows-il2cpp   the Windows calls chosen at compile time; on Linux their probe fails (ws2_32 is missing), which must
 #                    be reported: the reason names the exception, the first call throws once
 #   ps5-il2cpp       a console: no native path; the first call throws PlatformNotSupportedException once, then Managed;
-#                    after DatagramPaths.Reset (the Editor assembly's Play Mode start) the next call reports once again
-#   webgl-il2cpp     WebGL with DatagramPaths.Force(DatagramPath.Managed) first: no exception, the cost printed
+#                    after DatagramPathSettings.Reset (the Editor assembly's Play Mode start) the next call reports once again
+#   webgl-il2cpp     WebGL with DatagramPathSettings.Force(DatagramPath.Managed) first: no exception, the cost printed
 #   unknown-il2cpp   a player Unity names with no define the library knows, the runtime answering "unknown": as ps5
 #   macos-il2cpp, ios-il2cpp   compiled only (their calls cannot run on Linux; trim-check.sh checks the iOS names)
 # Every run also checks that the Managed path never asks for SocketFlags.Truncated (Mono refuses it, as IL2CPP's socket

@@ -30,16 +30,16 @@ namespace WhereAllocation.AllocationTable
                 Row(runtime, "runtime (baseline)", family, "Socket.SendTo(EndPoint)", Baseline(family, receive: false));
                 foreach (DatagramPath path in new[] { DatagramPath.Native, DatagramPath.SocketAddress, DatagramPath.Managed })
                 {
-                    if (!DatagramPaths.IsAvailable(path))
+                    if (!DatagramPathSettings.IsAvailable(path))
                     {
                         Row(runtime, path.ToString(), family, "(not available on this runtime)", double.NaN);
                         continue;
                     }
-                    DatagramPaths.Force(path);
+                    DatagramPathSettings.Force(path);
                     Row(runtime, path.ToString(), family, "ReceiveFrom_NonAlloc(IPEndPointNonAlloc)", Library(family, receive: true));
                     Row(runtime, path.ToString(), family, "SendTo_NonAlloc(IPEndPointNonAlloc)", Library(family, receive: false));
                 }
-                DatagramPaths.Reset();
+                DatagramPathSettings.Reset();
             }
             return 0;
         }

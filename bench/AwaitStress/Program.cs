@@ -40,14 +40,14 @@ namespace WhereAllocation.Bench.AwaitStress
             StartWatchdog(options.TimeLimitSeconds);
             try
             {
-                if (options.Path.HasValue) DatagramPaths.Force(options.Path.Value);
+                if (options.Path.HasValue) DatagramPathSettings.Force(options.Path.Value);
             }
             catch (PlatformNotSupportedException e)
             {
                 Console.WriteLine("AwaitStress: " + e.Message);
                 return 2;
             }
-            DatagramPath path = DatagramPaths.Active;
+            DatagramPath path = DatagramPathSettings.Active;
             DatagramContinuations mode = options.Mode;
             string runtime = Host.RuntimeLabel;
             string poller = Host.PollerOf(path);

@@ -113,7 +113,7 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
   --drain-round N    datagrams per queue fill in drain mode (default 6000; must fit the receive queue)
   --shards LIST      shard counts of the shard scenario, e.g. 1,2,4 (default 1..the CPU count; 0 = skip it):
                      one port served by N sockets (SO_REUSEPORT), each drained by its own pinned thread,
-                     the library (DatagramShards + DatagramBatch) beside bench/native's wa-shards
+                     the library (DatagramShardGroup + DatagramBatch) beside bench/native's wa-shards
   --shard-fills F    queue fills per shard count, receiver and round (default 4)
   --shard-fill N     datagrams per shard in one fill (default 6000; all shards' queues are filled at once)
   --peers LIST       destinations (send) or senders (scale), e.g. 1,100,1000,10000 (the default)

@@ -42,10 +42,10 @@ namespace WhereAllocation.Bench.ReceiveCost
             if (kind == 5)
             {
                 // The library's test hook (internal): take the field route, as a process whose getter was stripped does.
-                System.Reflection.MethodInfo force = typeof(DatagramPaths).Assembly.GetType("WhereAllocation.SocketHandles", true)!
+                System.Reflection.MethodInfo force = typeof(DatagramPathSettings).Assembly.GetType("WhereAllocation.SocketHandles", true)!
                     .GetMethod("Force", System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic)!;
                 force.Invoke(null, new object?[] { SocketHandleAccess.SafeHandleField });
-                if (DatagramPaths.HandleAccess != SocketHandleAccess.SafeHandleField) return Fail("the field route could not be forced");
+                if (DatagramPathSettings.HandleAccess != SocketHandleAccess.SafeHandleField) return Fail("the field route could not be forced");
             }
 
             using var server = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);

@@ -117,7 +117,7 @@ namespace WhereAllocation.Bench.Soak
             {
                 foreach (DatagramPath path in new[] { DatagramPath.Native, DatagramPath.SocketAddress, DatagramPath.Managed })
                 {
-                    if (!DatagramPaths.IsAvailable(path)) continue;
+                    if (!DatagramPathSettings.IsAvailable(path)) continue;
                     foreach (Family family in new[] { Family.IPv4, Family.IPv6, Family.Dual })
                     {
                         var segment = new Segment(segments.Count + 1, form, mode, path, family);

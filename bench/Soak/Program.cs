@@ -127,7 +127,7 @@ namespace WhereAllocation.Bench.Soak
                 Console.WriteLine("note: the kernel dropped " + total.SocketDrops + " datagrams at the receiving sockets: the flow-control window did not keep the queues short enough (accounted, not lost)");
             Console.WriteLine(string.Format(CultureInfo.InvariantCulture, "wall time: {0:F1} s ({1:F1} s warm-up, {2:F1} s in measured segments); result: {3}",
                 wall.Elapsed.TotalSeconds, warmUpSeconds, total.Seconds, failed ? "FAILED (lost, bad or send errors above)" : "lost 0, bad 0"));
-            DatagramPaths.Reset();
+            DatagramPathSettings.Reset();
             return failed ? 1 : 0;
         }
 
@@ -144,7 +144,7 @@ namespace WhereAllocation.Bench.Soak
         /// <summary>Runs one segment on fresh sockets and returns its row.</summary>
         private static SegmentResult RunSegment(Segment segment, Options o, FlowWindow window, Workers workers)
         {
-            DatagramPaths.Force(segment.Path);
+            DatagramPathSettings.Force(segment.Path);
             var result = new SegmentResult(string.Format(CultureInfo.InvariantCulture, "{0,2} {1,-5} {2,-5} {3,-13} {4}",
                 segment.Id, segment.ReceiveName, segment.SendName, segment.Path, segment.Family));
             using var sockets = new SegmentSockets(segment.Family, o.Senders, o.ReceiveBuffer, ReceiveTimeoutMs);
@@ -221,7 +221,7 @@ namespace WhereAllocation.Bench.Soak
             Console.WriteLine("machine: " + CpuModel() + ", " + Environment.ProcessorCount + " logical CPUs");
             var paths = new List<string>();
             foreach (DatagramPath p in new[] { DatagramPath.Native, DatagramPath.SocketAddress, DatagramPath.Managed })
-                paths.Add(p + (DatagramPaths.IsAvailable(p) ? "" : " (not available)"));
+                paths.Add(p + (DatagramPathSettings.IsAvailable(p) ? "" : " (not available)"));
             var modes = new List<string>();
             foreach (DatagramBatchMode m in new[] { DatagramBatchMode.MultiMessage, DatagramBatchMode.SingleCalls })
                 modes.Add(m + (DatagramBatch.IsModeAvailable(m) ? "" : " (not available)"));

@@ -18,8 +18,8 @@ void Check(bool ok, string what)
 }
 
 Console.WriteLine($"where-allocation {typeof(EndPointKey).Assembly.GetName().Version} on {System.Runtime.InteropServices.RuntimeInformation.FrameworkDescription}"
-    + $" (dynamic code: {RuntimeFeature.IsDynamicCodeSupported}), datagram path: {DatagramPaths.Active}");
-Check(DatagramPaths.Active == DatagramPath.Native, "the native path is the one in use");
+    + $" (dynamic code: {RuntimeFeature.IsDynamicCodeSupported}), datagram path: {DatagramPathSettings.Active}");
+Check(DatagramPathSettings.Active == DatagramPath.Native, "the native path is the one in use");
 // The meters first: each must see a byte[1000] canary, or every 0 below would mean nothing (under Boehm the thread's
 // counter says 0 whatever is allocated; under IL2CPP it throws).
 object? canary = null;

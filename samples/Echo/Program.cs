@@ -11,7 +11,7 @@ using WhereAllocation;
 using var server = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
 server.Bind(new IPEndPoint(IPAddress.Loopback, 0));
 var serverEndPoint = (IPEndPoint)server.LocalEndPoint!;
-Console.WriteLine($"echo server on {serverEndPoint}, datagram path: {DatagramPaths.Active}");
+Console.WriteLine($"echo server on {serverEndPoint}, datagram path: {DatagramPathSettings.Active}");
 
 var stop = new ManualResetEventSlim();
 var clients = new PeerTable<long>(capacity: 1024);   // each client's echo count, keyed by its address and port

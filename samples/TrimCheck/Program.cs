@@ -10,12 +10,12 @@ using WhereAllocation;
 //   --access <SafeHandleProperty|SafeHandleField>   the way to the socket's handle expected after the calls
 //   --absent <type name>                             a type of the class library that the link removed: proof that
 //                                                    the linked class library, not the installed one, is running
-//   --diagnostic-has <text>                          DatagramPaths.Diagnostic must contain the text (scripts/unity-builds.sh)
+//   --diagnostic-has <text>                          DatagramPathSettings.Diagnostic must contain the text (scripts/unity-builds.sh)
 //   --closed                                         instead of the native checks: the library built for a player with no
 //                                                    native path must refuse the allocating path loudly, once, then run it
-//   --opt-in                                         the same with DatagramPaths.Force(DatagramPath.Managed) called first:
+//   --opt-in                                         the same with DatagramPathSettings.Force(DatagramPath.Managed) called first:
 //                                                    no exception, and the allocation per datagram is printed
-//   --reset-rearms                                   with --closed: after DatagramPaths.Reset() (what the Unity package's
+//   --reset-rearms                                   with --closed: after DatagramPathSettings.Reset() (what the Unity package's
 //                                                    Editor assembly calls on entering Play Mode without a domain reload)
 //                                                    the next call reports again, once, as at a player's start
 // Every run ends with the Managed path's checks: a cut datagram is reported, and the path never asked the runtime for
@@ -43,18 +43,18 @@ for (int i = 0; i < args.Length; i++)
     else if (i + 1 < args.Length && args[i] == "--absent") absent.Add(args[++i]);
     else if (i + 1 < args.Length && args[i] == "--diagnostic-has") diagnosticParts.Add(args[++i]);
 }
-if (optIn) DatagramPaths.Force(DatagramPath.Managed);
-Console.WriteLine(DatagramPaths.Diagnostic);
+if (optIn) DatagramPathSettings.Force(DatagramPath.Managed);
+Console.WriteLine(DatagramPathSettings.Diagnostic);
 foreach (string part in diagnosticParts)
-    Check(DatagramPaths.Diagnostic.Contains(part), "the start-up diagnostic says \"" + part + "\"");
+    Check(DatagramPathSettings.Diagnostic.Contains(part), "the start-up diagnostic says \"" + part + "\"");
 if (closed || optIn)
 {
     ManagedOnly(optIn);
     if (resetRearms)
     {
-        DatagramPaths.Force(DatagramPath.Managed);
-        DatagramPaths.Reset();
-        Check(DatagramPaths.Active == DatagramPaths.Default && DatagramPaths.Diagnostic.Contains("(default)"), "after Reset: the default path again, not forced");
+        DatagramPathSettings.Force(DatagramPath.Managed);
+        DatagramPathSettings.Reset();
+        Check(DatagramPathSettings.Active == DatagramPathSettings.Default && DatagramPathSettings.Diagnostic.Contains("(default)"), "after Reset: the default path again, not forced");
         ManagedOnly(false);
     }
     ManagedFlags(false);
@@ -63,11 +63,11 @@ if (closed || optIn)
 }
 
 System.Reflection.Assembly classLibrary = typeof(Socket).Assembly;
-Console.WriteLine("trim check on " + System.Runtime.InteropServices.RuntimeInformation.FrameworkDescription + ": path " + DatagramPaths.Active
-    + ", handle access " + DatagramPaths.HandleAccess + ", Socket from " + classLibrary.Location + ", corlib from " + typeof(object).Assembly.Location);
+Console.WriteLine("trim check on " + System.Runtime.InteropServices.RuntimeInformation.FrameworkDescription + ": path " + DatagramPathSettings.Active
+    + ", handle access " + DatagramPathSettings.HandleAccess + ", Socket from " + classLibrary.Location + ", corlib from " + typeof(object).Assembly.Location);
 foreach (string name in absent)
     Check(classLibrary.GetType(name) == null && typeof(object).Assembly.GetType(name) == null, "the running class library lacks " + name + ", which the link removed");
-Check(DatagramPaths.Active == DatagramPath.Native, "the native path is the one in use");
+Check(DatagramPathSettings.Active == DatagramPath.Native, "the native path is the one in use");
 // The meter first: it must see a byte[1000] canary, or every 0 below would mean nothing (under Mono's Boehm collector,
 // Unity's, the thread's counter says 0 whatever is allocated).
 object? canary;
@@ -124,7 +124,7 @@ Check(correct == total, $"{correct} of {total} datagrams came back intact from {
 Check(bestReceive == 0, $"ReceiveFrom_NonAlloc: {bestReceive} B allocated over {Calls} calls");
 Check(bestSend == 0, $"SendTo_NonAlloc: {bestSend} B allocated over {Calls} calls");
 if (expectedAccess != null)
-    Check(DatagramPaths.HandleAccess.ToString() == expectedAccess, "the socket's handle is reached through " + DatagramPaths.HandleAccess + " (expected " + expectedAccess + ")");
+    Check(DatagramPathSettings.HandleAccess.ToString() == expectedAccess, "the socket's handle is reached through " + DatagramPathSettings.HandleAccess + " (expected " + expectedAccess + ")");
 
 // A batch, as a server's receive loop drains its socket and answers: up to 16 datagrams per call each way.
 using (var batch = new DatagramBatch(16))
@@ -224,8 +224,8 @@ return failed == 0 ? 0 : 1;
 // and say how to accept the allocation; after that (or with the opt-in from the start) the Managed path must work.
 void ManagedOnly(bool optedIn)
 {
-    Check(DatagramPaths.Active == DatagramPath.Managed, "the Managed path is the one in use (" + DatagramPaths.Active + ")");
-    Check(!DatagramPaths.IsAvailable(DatagramPath.Native) && DatagramPaths.NativeUnavailableReason != null, "the native path is unavailable, with a reason: " + DatagramPaths.NativeUnavailableReason);
+    Check(DatagramPathSettings.Active == DatagramPath.Managed, "the Managed path is the one in use (" + DatagramPathSettings.Active + ")");
+    Check(!DatagramPathSettings.IsAvailable(DatagramPath.Native) && DatagramPathSettings.NativeUnavailableReason != null, "the native path is unavailable, with a reason: " + DatagramPathSettings.NativeUnavailableReason);
     using var x = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
     using var y = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
     x.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -244,7 +244,7 @@ void ManagedOnly(bool optedIn)
         catch (PlatformNotSupportedException e)
         {
             reports++;
-            Check(e.Message.Contains("DatagramPaths.Force(DatagramPath.Managed)") && e.Message.Contains(DatagramPaths.NativeUnavailableReason!),
+            Check(e.Message.Contains("DatagramPathSettings.Force(DatagramPath.Managed)") && e.Message.Contains(DatagramPathSettings.NativeUnavailableReason!),
                 "the report names the reason and the opt-in: " + e.Message);
         }
     }
@@ -271,7 +271,7 @@ void ManagedFlags(bool linuxCalls)
     Type? io = Type.GetType("WhereAllocation.ManagedDatagramIO, WhereAllocation");
     object? asks = io?.GetProperty("AsksTruncated", System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic)?.GetValue(null);
     Check(asks is false, "the Managed path of this build never adds SocketFlags.Truncated (AsksTruncated " + (asks ?? "missing") + ")");
-    DatagramPaths.Force(DatagramPath.Managed);
+    DatagramPathSettings.Force(DatagramPath.Managed);
     using var x = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
     using var y = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
     x.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -287,7 +287,7 @@ void ManagedFlags(bool linuxCalls)
     Check(both && first.Length == 10 && second.Length == 10 && !second.Truncated, "the Managed path receives a 100-byte datagram into 10 bytes, then a 10-byte one whole");
     if (linuxCalls) Check(first.Truncated, "the Managed path reports the 100-byte datagram as cut");
     else Console.WriteLine("  info the Managed path " + (first.Truncated ? "reported" : "could not tell") + " that the 100-byte datagram was cut (this build's OS calls are not Linux's)");
-    DatagramPaths.Reset();
+    DatagramPathSettings.Reset();
 }
 
 static async System.Threading.Tasks.Task<bool> Ends<T>(System.Threading.Tasks.ValueTask<ReceivedDatagram> pending) where T : Exception

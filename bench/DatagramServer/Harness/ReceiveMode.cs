@@ -22,7 +22,7 @@ namespace WhereAllocation.Bench.DatagramServer
                 RuntimeDescription = Machine.RuntimeDescription,
                 MachineDescription = Machine.Describe(),
                 ModeName = options.Mode == RunMode.Drain ? "drain" : "stream",
-                LibraryPath = DatagramPaths.Default.ToString(),
+                LibraryPath = DatagramPathSettings.Default.ToString(),
                 Date = DateTime.UtcNow.ToString("yyyy-MM-dd HH:mm 'UTC'", CultureInfo.InvariantCulture),
                 Size = options.Size,
             };
@@ -122,8 +122,8 @@ namespace WhereAllocation.Bench.DatagramServer
 
             if (options.ShardCounts.Count > 0)
             {
-                if (DatagramShards.IsSupported) report.Shards.AddRange(ShardScenario.Run(options, tools, progress));
-                else report.Absent.Add("shards: DatagramShards.IsSupported is false here");
+                if (DatagramShardGroup.IsSupported) report.Shards.AddRange(ShardScenario.Run(options, tools, progress));
+                else report.Absent.Add("shards: DatagramShardGroup.IsSupported is false here");
             }
             if (options.TickFrames > 0) report.Tick.AddRange(TickScenario.Run(options, progress));
 

@@ -7,7 +7,7 @@ namespace WhereAllocation.Bench.DatagramServer
     /// <summary>
     /// This library, one datagram per call: <c>ReceiveFrom_NonAlloc</c> with an <see cref="IPEndPointNonAlloc"/>
     /// that is overwritten with each sender, the same call existing code makes. It takes
-    /// <see cref="DatagramPaths.Default"/>, the fastest allocation-free path on this runtime.
+    /// <see cref="DatagramPathSettings.Default"/>, the fastest allocation-free path on this runtime.
     /// </summary>
     internal sealed class LibrarySingle : ManagedMethod
     {

@@ -91,7 +91,7 @@ namespace WhereAllocation.Bench.DatagramServer
             md.Append("- runtime: ").Append(report.RuntimeDescription).Append('\n');
             md.Append("- machine: ").Append(report.MachineDescription).Append('\n');
             md.Append("- ").Append(report.Workload).Append('\n');
-            md.Append("- library path: `").Append(report.LibraryPath).Append("` (DatagramPaths.Default)\n");
+            md.Append("- library path: `").Append(report.LibraryPath).Append("` (DatagramPathSettings.Default)\n");
             md.Append("- load average (1, 5, 15 min) at the start: ").Append(report.Load).Append('\n');
             md.Append("- date: ").Append(report.Date).Append("\n\n");
 

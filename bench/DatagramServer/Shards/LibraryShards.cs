@@ -8,8 +8,8 @@ using System.Threading;
 namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
-    /// The library's side of the shard scenario: a <see cref="DatagramShards"/> group of N sockets on one loopback
-    /// port, one thread per shard pinned to its own CPU (<see cref="DatagramShards.PinCurrentThread"/>), each draining
+    /// The library's side of the shard scenario: a <see cref="DatagramShardGroup"/> group of N sockets on one loopback
+    /// port, one thread per shard pinned to its own CPU (<see cref="DatagramShardGroup.PinCurrentThread"/>), each draining
     /// its shard with its own <see cref="DatagramBatch"/> and decoding and checking every datagram exactly as the
     /// library-batch method does. Per fill, the sender fills every shard's queue from many source ports; once the
     /// queues settled, every thread is let go at once and drains its shard until it is empty.
@@ -25,7 +25,7 @@ namespace WhereAllocation.Bench.DatagramServer
         {
             int fills = options.ShardFills + 1; // fill 0 warms up: compiled code, touched buffers, bound native calls
             long perFill = (long)options.ShardFill * shardCount;
-            using DatagramShards shards = DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), shardCount);
+            using DatagramShardGroup shards = DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), shardCount);
             var to = new IPEndPoint(IPAddress.Loopback, shards.LocalEndPoint.Port);
             using var waker = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             waker.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -116,12 +116,12 @@ namespace WhereAllocation.Bench.DatagramServer
             foreach (ulong word in union) row.Received += PopCount(word);
         }
 
-        private static System.Collections.Generic.IEnumerable<DatagramShard> EachShard(DatagramShards shards)
+        private static System.Collections.Generic.IEnumerable<DatagramShard> EachShard(DatagramShardGroup shards)
         {
             for (int i = 0; i < shards.Count; i++) yield return shards[i];
         }
 
-        private static long Drops(DatagramShards shards)
+        private static long Drops(DatagramShardGroup shards)
         {
             long drops = 0;
             foreach (DatagramShard shard in EachShard(shards)) drops += Linux.Drops(shard.Socket);
@@ -225,7 +225,7 @@ namespace WhereAllocation.Bench.DatagramServer
             {
                 try
                 {
-                    if (DatagramShards.CanPinThreads) DatagramShards.PinCurrentThread(cpu);
+                    if (DatagramShardGroup.CanPinThreads) DatagramShardGroup.PinCurrentThread(cpu);
                     Drain(gate);
                 }
                 catch (Exception e)

@@ -13,7 +13,7 @@ namespace WhereAllocation.Bench.DatagramServer
             Shards = shards;
         }
 
-        /// <summary>library-shards (DatagramShards + DatagramBatch, in this process) or c-shards (bench/native wa-shards).</summary>
+        /// <summary>library-shards (DatagramShardGroup + DatagramBatch, in this process) or c-shards (bench/native wa-shards).</summary>
         public string Receiver { get; }
 
         public int Shards { get; }

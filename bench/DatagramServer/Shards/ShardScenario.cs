@@ -27,7 +27,7 @@ namespace WhereAllocation.Bench.DatagramServer
                 for (int i = 0; i < options.ShardCounts.Count; i++)
                 {
                     int n = options.ShardCounts[i];
-                    if (!DatagramShards.IsSupported) break;
+                    if (!DatagramShardGroup.IsSupported) break;
                     int before = library[i].FillRates.Count;
                     LibraryShards.Run(n, options, tools, inject, library[i], progress);
                     library[i].RoundRates.Add(Spread.Of(library[i].FillRates.Skip(before)).Median);

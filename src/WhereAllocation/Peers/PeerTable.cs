@@ -48,7 +48,7 @@ namespace WhereAllocation
         private readonly Entry[] _entries;
         private readonly uint _mask;
         private readonly int _capacity;
-        private readonly PendingPeers? _pending;
+        private readonly PendingPeerSet? _pending;
         private readonly Func<EndPointKey, ulong>? _hashForTests;
         private int _count;
         private int _version;  // bumped by adds and Clear: an enumerator cannot survive them
@@ -71,12 +71,12 @@ namespace WhereAllocation
         /// </summary>
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> or <paramref name="pendingCapacity"/> is not 1..<see cref="MaxCapacity"/>.</exception>
         public PeerTable(int capacity, int pendingCapacity)
-            : this(capacity, new PendingPeers(pendingCapacity), null)
+            : this(capacity, new PendingPeerSet(pendingCapacity), null)
         {
         }
 
         /// <summary>A table without a pending set (the pending set's own index), or with a replaced hash (tests only).</summary>
-        internal PeerTable(int capacity, PendingPeers? pending, Func<EndPointKey, ulong>? hashForTests)
+        internal PeerTable(int capacity, PendingPeerSet? pending, Func<EndPointKey, ulong>? hashForTests)
         {
             CheckCapacity(capacity, nameof(capacity));
             _capacity = capacity;
@@ -94,9 +94,9 @@ namespace WhereAllocation
         /// <summary>How many peers the table holds now.</summary>
         public int Count => _count;
 
-        /// <summary>The bounded set of senders not yet accepted; see <see cref="PendingPeers"/> and <see cref="Accept"/>.</summary>
+        /// <summary>The bounded set of senders not yet accepted; see <see cref="PendingPeerSet"/> and <see cref="Accept"/>.</summary>
         /// <exception cref="InvalidOperationException">This is an internal table made without one.</exception>
-        public PendingPeers Pending => _pending ?? throw new InvalidOperationException("This table has no pending set.");
+        public PendingPeerSet Pending => _pending ?? throw new InvalidOperationException("This table has no pending set.");
 
         /// <summary>Finds the peer <paramref name="key"/> (in either dual-mode form). Allocates nothing.</summary>
         /// <returns>True when the peer is in the table; <paramref name="value"/> is then its value.</returns>
@@ -186,7 +186,7 @@ namespace WhereAllocation
         public PeerAddResult Accept(in EndPointKey key, T value)
         {
             EndPointKey k = CheckKey(key);
-            PendingPeers pending = Pending;
+            PendingPeerSet pending = Pending;
             if (ContainsKey(k))
             {
                 pending.Remove(k);
@@ -216,7 +216,7 @@ namespace WhereAllocation
             return true;
         }
 
-        /// <summary>Removes every peer (not the pending senders: see <see cref="PendingPeers.Clear"/>). Allocates nothing.</summary>
+        /// <summary>Removes every peer (not the pending senders: see <see cref="PendingPeerSet.Clear"/>). Allocates nothing.</summary>
         public void Clear()
         {
             Array.Clear(_hashes, 0, _hashes.Length);

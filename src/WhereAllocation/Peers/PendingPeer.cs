@@ -18,13 +18,13 @@ namespace WhereAllocation
         /// <summary>The sender, in canonical form (<see cref="EndPointKey.Canonical"/>).</summary>
         public EndPointKey Key { get; }
 
-        /// <summary>The time given to <see cref="PendingPeers.Observe"/> when the sender was first seen.</summary>
+        /// <summary>The time given to <see cref="PendingPeerSet.Observe"/> when the sender was first seen.</summary>
         public long FirstSeen { get; }
 
-        /// <summary>The time given to <see cref="PendingPeers.Observe"/> when the sender was last seen.</summary>
+        /// <summary>The time given to <see cref="PendingPeerSet.Observe"/> when the sender was last seen.</summary>
         public long LastSeen { get; }
 
-        /// <summary>How many times <see cref="PendingPeers.Observe"/> saw the sender while pending (saturates at <see cref="int.MaxValue"/>).</summary>
+        /// <summary>How many times <see cref="PendingPeerSet.Observe"/> saw the sender while pending (saturates at <see cref="int.MaxValue"/>).</summary>
         public int Datagrams { get; }
     }
 }

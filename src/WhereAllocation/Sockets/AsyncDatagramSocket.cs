@@ -28,19 +28,19 @@ namespace WhereAllocation
     /// and <see cref="Socket.Blocking"/> do not apply: an await never blocks a thread, and waits until a datagram, the
     /// token or a Dispose ends it, as the runtime's own asynchronous calls do. Argument errors are thrown by the call;
     /// everything else is reported by the returned ValueTask.</para>
-    /// <para><b>Path.</b> The calls take the <see cref="DatagramPaths.Active"/> path of the moment the instance is made
+    /// <para><b>Path.</b> The calls take the <see cref="DatagramPathSettings.Active"/> path of the moment the instance is made
     /// (<see cref="Path"/>), and keep it.</para>
     /// </remarks>
     public sealed class AsyncDatagramSocket : IDisposable
     {
-        private readonly AwaitedSocket _registration;
+        private readonly AwaitedSocket _awaited;
 
         /// <summary>Wraps <paramref name="socket"/> with <see cref="DefaultContinuations"/>.</summary>
         /// <exception cref="ArgumentNullException"><paramref name="socket"/> is null.</exception>
         /// <exception cref="ArgumentException">The socket is not an IPv4/IPv6 datagram socket.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         /// <exception cref="InvalidOperationException">Another <see cref="AsyncDatagramSocket"/> on this socket is alive (not disposed): one per socket at a time.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
         public AsyncDatagramSocket(Socket socket)
             : this(socket, DefaultContinuations)
         {
@@ -52,16 +52,16 @@ namespace WhereAllocation
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="continuations"/> is not a defined value.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
         /// <exception cref="InvalidOperationException">Another <see cref="AsyncDatagramSocket"/> on this socket is alive (not disposed): one per socket at a time.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the calls would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>); or the OS has no readiness mechanism the library knows for the native path.</exception>
         public AsyncDatagramSocket(Socket socket, DatagramContinuations continuations)
         {
             SocketArguments.CheckSocket(socket);
             if (continuations != DatagramContinuations.ThreadPool && continuations != DatagramContinuations.IoThread)
                 throw new ArgumentOutOfRangeException(nameof(continuations), continuations, "Not a DatagramContinuations value.");
             SocketWaits.ThrowIfDisposed(socket);
-            DatagramPath path = DatagramPaths.Active;
-            if (path == DatagramPath.Managed) DatagramPaths.ReportFallbackOnce(); // at once, not at the first call that waits
-            _registration = new AwaitedSocket(socket, path, continuations);
+            DatagramPath path = DatagramPathSettings.Active;
+            if (path == DatagramPath.Managed) DatagramPathSettings.ReportFallbackOnce(); // at once, not at the first call that waits
+            _awaited = new AwaitedSocket(socket, path, continuations);
         }
 
         /// <summary>
@@ -78,13 +78,13 @@ namespace WhereAllocation
 #endif
 
         /// <summary>The socket the calls use.</summary>
-        public Socket Socket => _registration.Socket;
+        public Socket Socket => _awaited.Socket;
 
-        /// <summary>The datagram path the calls take (<see cref="DatagramPaths.Active"/> when this instance was made).</summary>
-        public DatagramPath Path => _registration.Path;
+        /// <summary>The datagram path the calls take (<see cref="DatagramPathSettings.Active"/> when this instance was made).</summary>
+        public DatagramPath Path => _awaited.Path;
 
         /// <summary>Where awaits that waited resume.</summary>
-        public DatagramContinuations Continuations => _registration.Continuations;
+        public DatagramContinuations Continuations => _awaited.Continuations;
 
         /// <summary>
         /// Receives one datagram into <paramref name="buffer"/>: at once when one is queued, else when one arrives. A
@@ -98,9 +98,9 @@ namespace WhereAllocation
         /// <exception cref="OperationCanceledException">Reported by the ValueTask: <paramref name="cancellationToken"/> was cancelled before a datagram was received (none is consumed).</exception>
         public ValueTask<ReceivedDatagram> ReceiveFromAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
         {
-            Socket socket = _registration.Socket;
+            Socket socket = _awaited.Socket;
             if (!socket.IsBound && !socket.Connected) throw new InvalidOperationException("The socket must be bound (or connected, or have sent) before it can receive.");
-            return _registration.Receive.Start(buffer, cancellationToken, this);
+            return _awaited.Receive.Start(buffer, cancellationToken, this);
         }
 
         /// <summary>
@@ -116,8 +116,8 @@ namespace WhereAllocation
         /// <exception cref="OperationCanceledException">Reported by the ValueTask: <paramref name="cancellationToken"/> was cancelled before the datagram was sent.</exception>
         public ValueTask<int> SendToAsync(ReadOnlyMemory<byte> buffer, EndPointKey remoteEndPoint, CancellationToken cancellationToken = default)
         {
-            EndPointKey to = SocketArguments.FitToSocket(_registration.Socket, remoteEndPoint);
-            return _registration.Send.Start(buffer, to, cancellationToken, this);
+            EndPointKey to = SocketArguments.FitToSocket(_awaited.Socket, remoteEndPoint);
+            return _awaited.Send.Start(buffer, to, cancellationToken, this);
         }
 
         /// <summary>
@@ -127,7 +127,7 @@ namespace WhereAllocation
         /// </summary>
         public void Dispose()
         {
-            _registration.Dispose();
+            _awaited.Dispose();
             GC.SuppressFinalize(this);
         }
 
@@ -138,7 +138,7 @@ namespace WhereAllocation
         /// </summary>
         ~AsyncDatagramSocket()
         {
-            _registration?.Dispose(); // null when the constructor threw
+            _awaited?.Dispose(); // null when the constructor threw
         }
 
         /// <summary>

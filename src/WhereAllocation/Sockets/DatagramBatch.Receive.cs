@@ -65,7 +65,7 @@ namespace WhereAllocation
         private int ReceiveHoldingBlock(Socket socket, int timeoutMilliseconds)
         {
             PrepareForReceive();
-            DatagramPath path = DatagramPaths.Active; // once per call: every slot of one call takes the same path
+            DatagramPath path = DatagramPathSettings.Active; // once per call: every slot of one call takes the same path
             int received = _mode == DatagramBatchMode.SingleCalls && path != DatagramPath.Native
                 ? ReceiveOnRuntimePath(socket, path, timeoutMilliseconds)
                 : ReceiveNative(socket, timeoutMilliseconds);

@@ -119,7 +119,7 @@ namespace WhereAllocation
             if (_disposed) ThrowDisposed(); // written out: one call level less per tick on Mono
             SocketArguments.CheckSocket(socket);
             if (_nextToSend >= _count) return 0;
-            if (!socket.IsBound && !socket.Connected) PathCalls.BindAnyOnce(socket);
+            if (!socket.IsBound && !socket.Connected) PathDispatch.BindAnyOnce(socket);
             // The batch counted in, and on the native path the socket's handle held, under one try/finally (each one costs a
             // method's locals their registers on Mono).
             EnterBlock();
@@ -128,7 +128,7 @@ namespace WhereAllocation
             try
             {
                 FitPendingToSocket(socket.AddressFamily);
-                DatagramPath path = DatagramPaths.Active; // once per call: every slot of one call takes the same path
+                DatagramPath path = DatagramPathSettings.Active; // once per call: every slot of one call takes the same path
                 if (_mode == DatagramBatchMode.SingleCalls && path != DatagramPath.Native)
                     return SendLoop(socket, path, IntPtr.Zero, null);
                 handle = SocketHandles.Get(socket);

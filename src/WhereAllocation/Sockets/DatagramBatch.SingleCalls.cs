@@ -7,7 +7,7 @@ namespace WhereAllocation
     /// <summary>
     /// <see cref="DatagramBatchMode.SingleCalls"/>: a loop of one-datagram calls with the same results as
     /// <see cref="DatagramBatchMode.MultiMessage"/>. On the native path the loop calls the OS directly on the
-    /// slots' memory; on the runtime's paths it goes through <see cref="PathCalls"/>, as <see cref="SocketExtensions"/> does.
+    /// slots' memory; on the runtime's paths it goes through <see cref="PathDispatch"/>, as <see cref="SocketExtensions"/> does.
     /// </summary>
     public sealed unsafe partial class DatagramBatch
     {
@@ -78,7 +78,7 @@ namespace WhereAllocation
                     ReceivedDatagram datagram;
                     try
                     {
-                        if (!PathCalls.Receive(path, socket, null, 0, buffer, SocketFlags.None, false, null, out datagram)) break;
+                        if (!PathDispatch.Receive(path, socket, null, 0, buffer, SocketFlags.None, false, null, out datagram)) break;
                     }
                     catch (SocketException e) when (received > 0)
                     {
@@ -118,7 +118,7 @@ namespace WhereAllocation
                 EndPointKey remote = ReadEndPoint(i);
                 try
                 {
-                    PathCalls.Send(path, socket, null, 0, payload, SocketFlags.None, remote, true);
+                    PathDispatch.Send(path, socket, null, 0, payload, SocketFlags.None, remote, true);
                 }
                 catch (SocketException e)
                 {

@@ -1,6 +1,6 @@
 namespace WhereAllocation
 {
-    /// <summary>The ways the library can move a datagram; <see cref="DatagramPaths"/> says which one runs.</summary>
+    /// <summary>The ways the library can move a datagram; <see cref="DatagramPathSettings"/> says which one runs.</summary>
     public enum DatagramPath
     {
         /// <summary>

@@ -4,15 +4,15 @@ using System.Threading;
 namespace WhereAllocation
 {
     /// <summary>
-    /// One socket of a <see cref="DatagramShards"/> group: receive on it from one thread, and reply from it (see the
+    /// One socket of a <see cref="DatagramShardGroup"/> group: receive on it from one thread, and reply from it (see the
     /// group's remarks for which clients reach it, and for how long).
     /// </summary>
     public sealed class DatagramShard
     {
-        private readonly DatagramShards _group;
+        private readonly DatagramShardGroup _group;
         private int _closed;
 
-        internal DatagramShard(DatagramShards group, int index, Socket socket)
+        internal DatagramShard(DatagramShardGroup group, int index, Socket socket)
         {
             _group = group;
             Index = index;
@@ -35,7 +35,7 @@ namespace WhereAllocation
         /// <summary>
         /// Closes the shard's socket, from any thread; a second call does nothing. The datagrams queued on it are lost
         /// with it, the other shards keep theirs, and the OS spreads the clients over the remaining shards anew (most
-        /// clients move: see <see cref="DatagramShards"/>). A receive waiting on it ends in <see cref="System.ObjectDisposedException"/>.
+        /// clients move: see <see cref="DatagramShardGroup"/>). A receive waiting on it ends in <see cref="System.ObjectDisposedException"/>.
         /// </summary>
         public void Close()
         {

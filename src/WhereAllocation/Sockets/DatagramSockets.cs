@@ -67,7 +67,7 @@ namespace WhereAllocation
         /// off (SO_REUSEADDR, which Mono sets on every socket it creates: on Linux, two such sockets bound to port 0 can
         /// then be given the same port, and each gets some of the other's datagrams), and on Windows turns off the
         /// connection-reset reports that a send to a closed port leaves for the next receive (SIO_UDP_CONNRESET and
-        /// SIO_UDP_NETRESET). Allocates nothing where the native path runs (see <see cref="DatagramPaths"/>).
+        /// SIO_UDP_NETRESET). Allocates nothing where the native path runs (see <see cref="DatagramPathSettings"/>).
         /// </summary>
         /// <remarks>
         /// On a socket that is already bound it still keeps later sockets off its port, but it cannot undo a port it

@@ -101,7 +101,7 @@ namespace WhereAllocation
             {
                 received = -1;
                 if (!wait) return true;
-                throw new SocketException((int)SocketError.WouldBlock);
+                throw SocketErrors.Receive(SocketError.WouldBlock);
             }
 
             // Mono sizes the sender's buffer from remoteEP.Serialize(): an IPv4 endpoint on a dual-mode
@@ -156,7 +156,7 @@ namespace WhereAllocation
                 // consumed and the caller receives again. A socket shut down for receiving: Shutdown, as on every path
                 // (Mono reports it as Interrupted, .NET as "nothing queued" on a non-blocking socket). Else: the error.
                 SocketError code = e.SocketErrorCode;
-                if ((code == SocketError.WouldBlock || code == SocketError.Interrupted) && PathCalls.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
+                if ((code == SocketError.WouldBlock || code == SocketError.Interrupted) && PathDispatch.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
                 if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
                 received = 0;
                 return false;
@@ -168,7 +168,7 @@ namespace WhereAllocation
             }
 
             // 0 bytes on a socket shut down for receiving: what .NET's blocking receive returns then, no datagram.
-            if (received == 0 && PathCalls.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
+            if (received == 0 && PathDispatch.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
 
             // A runtime that did not call Create() handed back another endpoint: copy it in.
             if (!ReferenceEquals(endPoint, into) && endPoint is IPEndPoint other) into.SetCurrent(EndPointKey.FromIPEndPoint(other));

@@ -264,7 +264,7 @@ namespace WhereAllocation
                     return Receive(socket, start + offset, size, flags, true, into, out _, nothing && kernelWaitStart == 0, nothing ? kernelWaitStart : 0);
                 }
             }
-            if (received < 0) throw SocketWaits.Failure(socket, error);
+            if (received < 0) throw SocketWaits.Failure(socket, error, receive: true);
             into.SetCurrentFromSockaddr(address, addressLength < SockaddrLayout.StorageSize ? addressLength : SockaddrLayout.StorageSize, Format);
             return received;
         }
@@ -421,7 +421,7 @@ namespace WhereAllocation
             }
             sender = default;
             if (error == SocketError.WouldBlock && !wait) return NothingQueued;
-            throw SocketWaits.Failure(socket, error);
+            throw SocketWaits.Failure(socket, error, receive: true);
         }
 
         /// <summary>What <see cref="TrySendArray"/> returns for a call that is not the simple case: the caller takes the general path.</summary>
@@ -486,7 +486,7 @@ namespace WhereAllocation
             }
             if (sent >= 0) return (int)sent;
             if (error == SocketError.WouldBlock && !wait) return (int)NothingQueued;
-            throw SocketWaits.Failure(socket, error);
+            throw SocketWaits.Failure(socket, error, receive: false);
         }
 
         /// <summary>

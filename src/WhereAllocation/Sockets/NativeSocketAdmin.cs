@@ -44,7 +44,7 @@ namespace WhereAllocation
             if (error != SocketError.Success) throw new SocketException((int)error);
         }
 
-        /// <summary>Makes an unbound socket a member of a balanced group (Linux: SO_REUSEPORT); see <see cref="DatagramShards"/>.</summary>
+        /// <summary>Makes an unbound socket a member of a balanced group (Linux: SO_REUSEPORT); see <see cref="DatagramShardGroup"/>.</summary>
         internal static void JoinBalancedGroup(Socket socket)
         {
             SocketError error;

@@ -29,7 +29,7 @@ namespace WhereAllocation
             {
                 datagram = default;
                 if (!wait) return false;
-                throw new SocketException((int)SocketError.WouldBlock);
+                throw SocketErrors.Receive(SocketError.WouldBlock);
             }
 
             // An empty buffer would leave the datagram queued (the runtime does not call the OS): receive into
@@ -73,13 +73,13 @@ namespace WhereAllocation
                         // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
                         // consumed, and the receive goes on (the queue may hold datagrams behind it). "Nothing queued" though
                         // Poll said readable: a socket shut down for receiving. Else: the error.
-                        if (e.SocketErrorCode == SocketError.WouldBlock && PathCalls.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
+                        if (e.SocketErrorCode == SocketError.WouldBlock && PathDispatch.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
                         if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
                         if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
                         {
                             datagram = default;
                             if (!wait) return false;
-                            throw new SocketException((int)SocketError.WouldBlock);
+                            throw SocketErrors.Receive(SocketError.WouldBlock);
                         }
                     }
                 }

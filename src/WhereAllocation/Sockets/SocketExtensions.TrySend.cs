@@ -21,7 +21,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error other than a full send buffer (for example MessageSize).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static bool TrySendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
             return TrySend(socket, null, 0, buffer, socketFlags, remoteEndPoint);
@@ -36,7 +36,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The key is empty, or an IPv6 key on an IPv4 socket.</exception>
         /// <exception cref="SocketException">The OS reported an error other than a full send buffer (for example MessageSize).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static bool TrySendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, in EndPointKey remoteEndPoint)
         {
             return TrySend(socket, null, 0, buffer, SocketFlags.None, remoteEndPoint);
@@ -52,7 +52,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error other than a full send buffer (for example MessageSize).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static bool TrySendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
             SocketArguments.CheckBuffer(socket, buffer, offset, size);
@@ -69,7 +69,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">An IPv6 destination on an IPv4 socket, a socket that is not an IPv4/IPv6 datagram socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error other than a full send buffer (for example MessageSize).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static bool TrySendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
             if (remoteEndPoint == null) throw SocketArguments.Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
@@ -80,7 +80,7 @@ namespace WhereAllocation
         private static bool TrySend(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
         {
             EndPointKey to = SocketArguments.CheckSend(socket, flags, remote);
-            return PathCalls.TrySend(DatagramPaths.Active, socket, array, offset, buffer, flags, to);
+            return PathDispatch.TrySend(DatagramPathSettings.Active, socket, array, offset, buffer, flags, to);
         }
     }
 }

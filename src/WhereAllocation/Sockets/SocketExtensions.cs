@@ -11,14 +11,14 @@ namespace WhereAllocation
     /// existing code compiles unchanged; the key and span overloads are the newer, leaner form.
     /// </summary>
     /// <remarks>
-    /// <para>Every call takes the path in <see cref="DatagramPaths.Active"/>. On the native and SocketAddress
+    /// <para>Every call takes the path in <see cref="DatagramPathSettings.Active"/>. On the native and SocketAddress
     /// paths a receive or send allocates nothing, for IPv4, IPv6 and dual-mode sockets.</para>
     /// <para>Arguments are checked before any system call: a bad argument never costs a datagram. A disposed socket is
     /// reported before a bad argument (ObjectDisposedException), as the runtime's Socket does.</para>
     /// <para>A receive on a socket shut down for receiving throws a <see cref="SocketException"/> with
     /// <see cref="SocketError.Shutdown"/> at once, whether it would wait or not (docs/CONTRACT.md says why).</para>
     /// <para>Where no way reaches the socket's handle, the first call that would fall back to the allocating Managed
-    /// path unasked throws <see cref="PlatformNotSupportedException"/> once (see <see cref="DatagramPaths.HandleAccess"/>).</para>
+    /// path unasked throws <see cref="PlatformNotSupportedException"/> once (see <see cref="DatagramPathSettings.HandleAccess"/>).</para>
     /// </remarks>
     public static partial class SocketExtensions
     {
@@ -36,7 +36,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error: WouldBlock for an empty non-blocking socket, TimedOut, ConnectionReset, ConnectionRefused, or MessageSize when the datagram was longer than <paramref name="size"/> (the first <paramref name="size"/> bytes and the sender are stored).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
             // What a server's receive loop runs per datagram: the buffer checks written out here (Mono inlines no method of this
@@ -46,10 +46,10 @@ namespace WhereAllocation
             if (remoteEndPoint == null || buffer == null || (uint)offset > (uint)buffer.Length || (uint)size > (uint)(buffer.Length - offset)
                 || (socketFlags & ~SocketFlags.Peek) != 0 || socket == null || !ReferenceEquals(remoteEndPoint.CheckedSocket, socket))
                 SocketArguments.CheckReceiveFromArguments(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
-            if (DatagramPaths.s_active == DatagramPath.Native)
+            if (DatagramPathSettings.s_active == DatagramPath.Native)
             {
                 long length = NativeDatagramIO.Receive(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
-                if (length > size) throw new SocketException((int)SocketError.MessageSize);
+                if (length > size) throw SocketErrors.Receive(SocketError.MessageSize);
                 return (int)length;
             }
             return ReceiveFromOnRuntimePath(socket!, buffer!, offset, size, socketFlags, remoteEndPoint!);
@@ -59,8 +59,8 @@ namespace WhereAllocation
         [MethodImpl(MethodImplOptions.NoInlining)]
         private static int ReceiveFromOnRuntimePath(Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
-            PathCalls.ReceiveOnRuntimePath(DatagramPaths.Active, socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
-            if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
+            PathDispatch.ReceiveOnRuntimePath(DatagramPathSettings.Active, socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, remoteEndPoint, out ReceivedDatagram datagram);
+            if (datagram.Truncated) throw SocketErrors.Receive(SocketError.MessageSize);
             return datagram.Length;
         }
 
@@ -71,15 +71,15 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error, or MessageSize for a datagram longer than the buffer.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, IPEndPointNonAlloc remoteEndPoint)
         {
             // A server's loop, from here to the native receive without the full overload in between: on Mono each call
             // level costs 15-20 instructions per datagram. Anything but all-good arguments on the native path goes the full way.
-            if (buffer != null && remoteEndPoint != null && socket != null && ReferenceEquals(remoteEndPoint.CheckedSocket, socket) && DatagramPaths.s_active == DatagramPath.Native)
+            if (buffer != null && remoteEndPoint != null && socket != null && ReferenceEquals(remoteEndPoint.CheckedSocket, socket) && DatagramPathSettings.s_active == DatagramPath.Native)
             {
                 long length = NativeDatagramIO.Receive(socket, buffer, 0, buffer.Length, SocketFlags.None, remoteEndPoint);
-                if (length > buffer.Length) throw new SocketException((int)SocketError.MessageSize);
+                if (length > buffer.Length) throw SocketErrors.Receive(SocketError.MessageSize);
                 return (int)length;
             }
             if (buffer == null) throw SocketArguments.Refused(socket, new ArgumentNullException(nameof(buffer)));
@@ -97,7 +97,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint, out ReceivedDatagram datagram)
         {
             if (remoteEndPoint == null) throw SocketArguments.Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
@@ -113,11 +113,11 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">An IPv6 destination on an IPv4 socket, a socket that is not an IPv4/IPv6 datagram socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error (for example MessageSize, NetworkUnreachable, or WouldBlock on a full non-blocking socket).</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, IPEndPointNonAlloc remoteEndPoint)
         {
             if (remoteEndPoint == null) throw SocketArguments.Refused(socket, new ArgumentNullException(nameof(remoteEndPoint)));
-            if (DatagramPaths.s_active == DatagramPath.Native)
+            if (DatagramPathSettings.s_active == DatagramPath.Native)
             {
                 // A server's send loop: every check and the native send in one call (NativeDatagramIO.TrySendArray).
                 int sent = NativeDatagramIO.TrySendArray(socket, buffer, offset, size, socketFlags, remoteEndPoint.CurrentKey);
@@ -138,7 +138,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error; WouldBlock for an empty non-blocking socket.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static ReceivedDatagram ReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, SocketFlags socketFlags = SocketFlags.None)
         {
             SocketArguments.CheckReceive(socket, socketFlags, null);
@@ -153,14 +153,14 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error, or MessageSize for a datagram longer than <paramref name="size"/>.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static int ReceiveFrom_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, out EndPointKey remoteEndPoint)
         {
             SocketArguments.CheckBuffer(socket, buffer, offset, size);
             SocketArguments.CheckReceive(socket, socketFlags, null);
             Receive(socket, buffer, offset, buffer.AsSpan(offset, size), socketFlags, true, null, out ReceivedDatagram datagram);
             remoteEndPoint = datagram.RemoteEndPoint;
-            if (datagram.Truncated) throw new SocketException((int)SocketError.MessageSize);
+            if (datagram.Truncated) throw SocketErrors.Receive(SocketError.MessageSize);
             return datagram.Length;
         }
 
@@ -172,7 +172,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, SocketFlags socketFlags, out ReceivedDatagram datagram)
         {
             SocketArguments.CheckReceive(socket, socketFlags, null);
@@ -186,7 +186,7 @@ namespace WhereAllocation
         /// <exception cref="InvalidOperationException">The socket is neither bound nor connected.</exception>
         /// <exception cref="SocketException">The OS reported an error other than "nothing to read".</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static bool TryReceiveFrom_NonAlloc(this Socket socket, Span<byte> buffer, out ReceivedDatagram datagram)
         {
             return TryReceiveFrom_NonAlloc(socket, buffer, SocketFlags.None, out datagram);
@@ -199,7 +199,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
             return Send(socket, null, 0, buffer, socketFlags, remoteEndPoint);
@@ -211,7 +211,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The key is empty, or an IPv6 key on an IPv4 socket.</exception>
         /// <exception cref="SocketException">The OS reported an error.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, ReadOnlySpan<byte> buffer, in EndPointKey remoteEndPoint)
         {
             return Send(socket, null, 0, buffer, SocketFlags.None, remoteEndPoint);
@@ -224,10 +224,10 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The key is empty, an IPv6 key on an IPv4 socket, or a flag other than DontRoute.</exception>
         /// <exception cref="SocketException">The OS reported an error.</exception>
         /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPaths.HandleAccess"/>).</exception>
+        /// <exception cref="PlatformNotSupportedException">Once per process, where no way reaches the socket's handle and the call would fall back to the allocating Managed path unasked (see <see cref="DatagramPathSettings.HandleAccess"/>).</exception>
         public static int SendTo_NonAlloc(this Socket socket, byte[] buffer, int offset, int size, SocketFlags socketFlags, in EndPointKey remoteEndPoint)
         {
-            if (DatagramPaths.s_active == DatagramPath.Native)
+            if (DatagramPathSettings.s_active == DatagramPath.Native)
             {
                 // A server's send loop: every check and the native send in one call (NativeDatagramIO.TrySendArray).
                 int sent = NativeDatagramIO.TrySendArray(socket, buffer, offset, size, socketFlags, remoteEndPoint);
@@ -237,11 +237,11 @@ namespace WhereAllocation
             return Send(socket, buffer, offset, size, socketFlags, remoteEndPoint);
         }
 
-        // ----- to the path: PathCalls, the one place that chooses (the two compatible receives and the two array sends above test the path themselves) -----
+        // ----- to the path: PathDispatch, the one place that chooses (the two compatible receives and the two array sends above test the path themselves) -----
 
         private static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
-            return PathCalls.Receive(DatagramPaths.Active, socket, array, offset, buffer, flags, wait, into, out datagram);
+            return PathDispatch.Receive(DatagramPathSettings.Active, socket, array, offset, buffer, flags, wait, into, out datagram);
         }
 
         private static int Send(Socket socket, byte[] array, int offset, int size, SocketFlags flags, in EndPointKey remote)
@@ -252,7 +252,7 @@ namespace WhereAllocation
         private static int Send(Socket socket, byte[]? array, int offset, ReadOnlySpan<byte> buffer, SocketFlags flags, in EndPointKey remote)
         {
             EndPointKey to = SocketArguments.CheckSend(socket, flags, remote);
-            return PathCalls.Send(DatagramPaths.Active, socket, array, offset, buffer, flags, to, true);
+            return PathDispatch.Send(DatagramPathSettings.Active, socket, array, offset, buffer, flags, to, true);
         }
     }
 }

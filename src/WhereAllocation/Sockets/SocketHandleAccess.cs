@@ -1,7 +1,7 @@
 namespace WhereAllocation
 {
     /// <summary>
-    /// How the <see cref="DatagramPath.Native"/> path reaches a socket's handle; <see cref="DatagramPaths.HandleAccess"/>
+    /// How the <see cref="DatagramPath.Native"/> path reaches a socket's handle; <see cref="DatagramPathSettings.HandleAccess"/>
     /// says which one this process uses. Every way but <see cref="None"/> holds a reference on the socket's
     /// <see cref="System.Runtime.InteropServices.SafeHandle"/> for the length of each call, so a concurrent Dispose
     /// cannot close the descriptor (or let the OS give its number to another file) under the call, and a disposed
@@ -12,7 +12,7 @@ namespace WhereAllocation
         /// <summary>
         /// No allocation-free way to the socket's handle: the native path is not offered, and the first datagram
         /// call on the default path throws <see cref="System.PlatformNotSupportedException"/> once instead of
-        /// allocating silently (see <see cref="DatagramPaths.HandleAccess"/>).
+        /// allocating silently (see <see cref="DatagramPathSettings.HandleAccess"/>).
         /// </summary>
         None = 0,
 

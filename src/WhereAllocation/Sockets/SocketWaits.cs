@@ -10,7 +10,7 @@ namespace WhereAllocation
     /// socket disposed by another thread (which wakes no poll blocked on it) ends it within one slice; and whether a
     /// socket was disposed, asked of the Socket itself. The native path's and the batch's own wait on a descriptor
     /// (<see cref="TryWaitUntil"/>, through <see cref="OsSocketCalls.InUse"/>'s poll) lives here too, with the exception a
-    /// failed call reports (<see cref="Failure"/>). Allocates nothing unless it throws.
+    /// failed call reports (<see cref="Failure(Socket, SocketError)"/>). Allocates nothing unless it throws.
     /// </summary>
     internal static class SocketWaits
     {
@@ -122,6 +122,12 @@ namespace WhereAllocation
         internal static Exception Failure(Socket socket, SocketError error)
         {
             return (Exception?)DisposedError(socket) ?? new SocketException((int)error);
+        }
+
+        /// <summary>As <see cref="Failure(Socket, SocketError)"/>, from a receive or a send: the errors a first server meets say what to do (<see cref="SocketErrors"/>).</summary>
+        internal static Exception Failure(Socket socket, SocketError error, bool receive)
+        {
+            return (Exception?)DisposedError(socket) ?? (receive ? SocketErrors.Receive(error) : SocketErrors.Send(error));
         }
 
         /// <summary>

@@ -13,7 +13,7 @@ namespace WhereAllocation.Tests
         private const int Calls = 10_000;
         private const int PerCall = 8;
 
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         [Theory]
         [MemberData(nameof(Matrix.BatchModesWithFamilies), MemberType = typeof(Matrix))]

@@ -211,7 +211,7 @@ namespace WhereAllocation.Tests
             }
             finally
             {
-                DatagramPaths.Reset();
+                DatagramPathSettings.Reset();
             }
         }
 

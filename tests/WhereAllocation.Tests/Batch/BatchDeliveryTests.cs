@@ -13,7 +13,7 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class BatchDeliveryTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         /// <summary>Every batch mode × every family × batches of 1, 7 and 64 slots.</summary>
         public static IEnumerable<object?[]> ModesFamiliesAndBatchSizes => Matrix.Product(Matrix.BatchModesWithFamilies, new[] { 1, 7, 64 });

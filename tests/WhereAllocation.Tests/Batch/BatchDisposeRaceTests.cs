@@ -22,7 +22,7 @@ namespace WhereAllocation.Tests
         private const int SlotSize = 128;
         private const int MaxCallsPerRound = 10_000;
 
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         /// <summary><see cref="Matrix.BatchModesOnTheirPaths"/>, each case with a seed of its own (1, 2, …) for the random delays.</summary>
         public static IEnumerable<object?[]> ModesOnTheirPathsWithSeeds

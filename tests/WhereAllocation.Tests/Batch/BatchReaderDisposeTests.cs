@@ -12,7 +12,7 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class BatchReaderDisposeTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         [Theory]
         [MemberData(nameof(Matrix.BatchModesOnTheirPaths), MemberType = typeof(Matrix))]

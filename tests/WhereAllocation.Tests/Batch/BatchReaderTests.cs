@@ -12,7 +12,7 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class BatchReaderTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         /// <summary>Every batch mode on IPv4 and in dual mode; MultiMessage also on IPv6.</summary>
         public static TheoryData<DatagramBatchMode, Family> ReaderCases => Matrix.BatchModesWithFamiliesWhere((m, f) => m == DatagramBatchMode.MultiMessage || f != Family.IPv6);

@@ -14,7 +14,7 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class BatchSendErrorTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         [Theory]
         [MemberData(nameof(Matrix.BatchModesWithFamilies), MemberType = typeof(Matrix))]

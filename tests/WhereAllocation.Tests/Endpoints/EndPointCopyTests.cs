@@ -14,7 +14,7 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class EndPointCopyTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         // Which client sends each datagram: first sights, repeats, returns.
         private static readonly int[] Order = { 0, 1, 1, 2, 0, 2, 1, 0, 0, 2 };

@@ -7,7 +7,7 @@ namespace WhereAllocation.Tests
 {
     public class IPEndPointNonAllocTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         [Fact]
         public void ConstructorsDescribeTheGivenEndpoint()

@@ -12,7 +12,7 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class PeerDualModeTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         [Theory]
         [InlineData(false)]
@@ -57,8 +57,8 @@ namespace WhereAllocation.Tests
         {
             EndPointKey plain = EndPointKey.IPv4(127, 0, 0, 6, 4001);
             var table = new PeerTable<int>(8, 4);
-            Assert.Equal(PendingResult.Added, table.Pending.Observe(plain.MapToIPv6(), 1));
-            Assert.Equal(PendingResult.AlreadyPending, table.Pending.Observe(plain, 2));
+            Assert.Equal(PendingObserveResult.Added, table.Pending.Observe(plain.MapToIPv6(), 1));
+            Assert.Equal(PendingObserveResult.AlreadyPending, table.Pending.Observe(plain, 2));
             Assert.True(table.Pending.TryGet(plain.MapToIPv6(), out PendingPeer peer));
             Assert.Equal(plain, peer.Key);
             Assert.Equal(2, peer.Datagrams);

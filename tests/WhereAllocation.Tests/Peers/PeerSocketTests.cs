@@ -21,7 +21,7 @@ namespace WhereAllocation.Tests
         public void Dispose()
         {
             foreach (Socket socket in _sockets) socket.Dispose();
-            DatagramPaths.Reset();
+            DatagramPathSettings.Reset();
         }
 
         /// <summary>Every path but Managed, with an IPv4 server and with a dual-mode one.</summary>

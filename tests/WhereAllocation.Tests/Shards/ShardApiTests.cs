@@ -8,26 +8,26 @@ using Xunit;
 
 namespace WhereAllocation.Tests
 {
-    /// <summary>Arguments, platforms, ports and thread pinning of <see cref="DatagramShards"/>.</summary>
+    /// <summary>Arguments, platforms, ports and thread pinning of <see cref="DatagramShardGroup"/>.</summary>
     public class ShardApiTests : IDisposable
     {
         public void Dispose()
         {
             OsSocketCalls.InUse = null!;
-            DatagramPaths.Reset();
+            DatagramPathSettings.Reset();
         }
 
         [Fact]
         public void ArgumentsAreCheckedFirst()
         {
-            Assert.Throws<ArgumentNullException>(() => DatagramShards.Bind(null!, 2));
-            Assert.Throws<ArgumentOutOfRangeException>(() => DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), 0));
-            Assert.Throws<ArgumentOutOfRangeException>(() => DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), DatagramShards.MaxShardCount + 1));
-            Assert.Throws<ArgumentException>(() => DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2, dualMode: true));
-            Assert.Throws<ArgumentOutOfRangeException>(() => DatagramShards.PinCurrentThread(-1));
-            Assert.Throws<ArgumentOutOfRangeException>(() => DatagramShards.PinCurrentThread(DatagramShards.MaxCpu));
+            Assert.Throws<ArgumentNullException>(() => DatagramShardGroup.Bind(null!, 2));
+            Assert.Throws<ArgumentOutOfRangeException>(() => DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), 0));
+            Assert.Throws<ArgumentOutOfRangeException>(() => DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), DatagramShardGroup.MaxShardCount + 1));
+            Assert.Throws<ArgumentException>(() => DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2, dualMode: true));
+            Assert.Throws<ArgumentOutOfRangeException>(() => DatagramShardGroup.PinCurrentThread(-1));
+            Assert.Throws<ArgumentOutOfRangeException>(() => DatagramShardGroup.PinCurrentThread(DatagramShardGroup.MaxCpu));
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
-            using DatagramShards shards = DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2);
+            using DatagramShardGroup shards = DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2);
             Assert.Throws<ArgumentOutOfRangeException>(() => shards[2]);
             Assert.Throws<ArgumentOutOfRangeException>(() => shards[-1]);
         }
@@ -36,8 +36,8 @@ namespace WhereAllocation.Tests
         public void ShardsAndPinningWorkOnLinuxAndAreRefusedExplicitlyElsewhere()
         {
             bool linux = System.Runtime.InteropServices.RuntimeInformation.IsOSPlatform(System.Runtime.InteropServices.OSPlatform.Linux);
-            Assert.Equal(linux, DatagramShards.IsSupported);
-            Assert.Equal(linux, DatagramShards.CanPinThreads);
+            Assert.Equal(linux, DatagramShardGroup.IsSupported);
+            Assert.Equal(linux, DatagramShardGroup.CanPinThreads);
             // Off Linux both assert the PlatformNotSupportedException that names the OS.
             Assert.Equal(linux, ShardSupport.TryUse());
             Assert.Equal(linux, ShardSupport.TryPin());
@@ -50,12 +50,12 @@ namespace WhereAllocation.Tests
         public void OtherSystemsRefuseBeforeMakingASocket(string os)
         {
             OsSocketCalls.InUse = os == "macOS" ? new DarwinSocketCalls() : os == "Windows" ? new WindowsSocketCalls() : (OsSocketCalls)new UnknownOsSocketCalls("an OS the tests made up");
-            Assert.False(DatagramShards.IsSupported);
-            Assert.False(DatagramShards.CanPinThreads);
-            var e = Assert.Throws<PlatformNotSupportedException>(() => DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2));
+            Assert.False(DatagramShardGroup.IsSupported);
+            Assert.False(DatagramShardGroup.CanPinThreads);
+            var e = Assert.Throws<PlatformNotSupportedException>(() => DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2));
             Assert.Contains(os, e.Message);
             if (os == "macOS") Assert.Contains("SO_REUSEPORT", e.Message);
-            Assert.Throws<PlatformNotSupportedException>(() => DatagramShards.PinCurrentThread(0));
+            Assert.Throws<PlatformNotSupportedException>(() => DatagramShardGroup.PinCurrentThread(0));
         }
 
         [Fact]
@@ -64,8 +64,8 @@ namespace WhereAllocation.Tests
             SocketHandles.Force(SocketHandleAccess.None);
             try
             {
-                Assert.False(DatagramShards.IsSupported);
-                Assert.Throws<PlatformNotSupportedException>(() => DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2));
+                Assert.False(DatagramShardGroup.IsSupported);
+                Assert.Throws<PlatformNotSupportedException>(() => DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2));
             }
             finally
             {
@@ -79,7 +79,7 @@ namespace WhereAllocation.Tests
         {
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
             using var traffic = new ShardTraffic(family, 4, 1);
-            DatagramShards shards = traffic.Shards;
+            DatagramShardGroup shards = traffic.Shards;
             Assert.Equal(4, shards.Count);
             Assert.Equal(4, shards.OpenCount);
             Assert.NotEqual(0, shards.LocalEndPoint.Port);
@@ -101,20 +101,20 @@ namespace WhereAllocation.Tests
         public void GroupsOnPortZeroNeverShareAPort()
         {
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
-            var groups = new List<DatagramShards>();
+            var groups = new List<DatagramShardGroup>();
             var ports = new HashSet<int>();
             try
             {
                 for (int g = 0; g < 500; g++)
                 {
-                    DatagramShards shards = DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), 1);
+                    DatagramShardGroup shards = DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), 1);
                     groups.Add(shards);
                     Assert.True(ports.Add(shards.LocalEndPoint.Port), "group " + g + " got port " + shards.LocalEndPoint.Port + ", which another group holds");
                 }
             }
             finally
             {
-                foreach (DatagramShards shards in groups) shards.Dispose();
+                foreach (DatagramShardGroup shards in groups) shards.Dispose();
             }
         }
 
@@ -123,7 +123,7 @@ namespace WhereAllocation.Tests
         {
             if (!ShardSupport.TryUse()) return; // asserted that this OS refuses shards with its explicit error
             using Socket holder = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false);
-            var e = Assert.Throws<SocketException>(() => DatagramShards.Bind((IPEndPoint)holder.LocalEndPoint!, 2));
+            var e = Assert.Throws<SocketException>(() => DatagramShardGroup.Bind((IPEndPoint)holder.LocalEndPoint!, 2));
             Assert.Equal(SocketError.AddressAlreadyInUse, e.SocketErrorCode);
         }
 
@@ -134,7 +134,7 @@ namespace WhereAllocation.Tests
             int port;
             using (Socket probe = Loopback.Bound(AddressFamily.InterNetwork, IPAddress.Loopback, false))
                 port = ((IPEndPoint)probe.LocalEndPoint!).Port;
-            using DatagramShards shards = DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, port), 3);
+            using DatagramShardGroup shards = DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, port), 3);
             Assert.Equal(port, shards.LocalEndPoint.Port);
             for (int s = 0; s < 3; s++) Assert.Equal(port, ((IPEndPoint)shards[s].Socket.LocalEndPoint!).Port);
         }
@@ -174,7 +174,7 @@ namespace WhereAllocation.Tests
             {
                 try
                 {
-                    DatagramShards.PinCurrentThread(last);
+                    DatagramShardGroup.PinCurrentThread(last);
                     allowed = CpusAllowed();
                 }
                 catch (Exception e)
@@ -189,7 +189,7 @@ namespace WhereAllocation.Tests
             // A CPU this machine does not have is refused by the OS, as an argument error.
             var offline = new Thread(() =>
             {
-                try { DatagramShards.PinCurrentThread(DatagramShards.MaxCpu - 1); }
+                try { DatagramShardGroup.PinCurrentThread(DatagramShardGroup.MaxCpu - 1); }
                 catch (Exception e) { failure = e; }
             });
             offline.Start();

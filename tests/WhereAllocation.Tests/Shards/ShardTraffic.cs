@@ -17,7 +17,7 @@ namespace WhereAllocation.Tests
         public const int DatagramBytes = 16;
         private const int Magic = 0x57415348; // "WASH"
 
-        public DatagramShards Shards { get; }
+        public DatagramShardGroup Shards { get; }
         public Socket[] Clients { get; }
         public Family Family { get; }
 
@@ -28,7 +28,7 @@ namespace WhereAllocation.Tests
         {
             Family = family;
             IPAddress groupAddress = family == Family.IPv4 ? IPAddress.Loopback : family == Family.IPv6 ? IPAddress.IPv6Loopback : Loopback.MappedLoopback;
-            Shards = DatagramShards.Bind(new IPEndPoint(groupAddress, 0), shardCount, family == Family.DualMode);
+            Shards = DatagramShardGroup.Bind(new IPEndPoint(groupAddress, 0), shardCount, family == Family.DualMode);
             foreach (int i in Range(shardCount))
             {
                 // Room for every datagram a test queues on one shard (Linux doubles it, up to 2 x net.core.rmem_max).

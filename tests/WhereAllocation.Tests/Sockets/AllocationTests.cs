@@ -14,7 +14,7 @@ namespace WhereAllocation.Tests
     {
         private const int Calls = 10_000;
 
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         [Theory]
         [MemberData(nameof(Matrix.AllocationFreePathsWithFamilies), MemberType = typeof(Matrix))]

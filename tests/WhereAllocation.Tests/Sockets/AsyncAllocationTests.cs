@@ -25,7 +25,7 @@ namespace WhereAllocation.Tests
     {
         private const int Awaits = 10_000;
 
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         /// <summary>The allocation-free paths on IPv4 and IPv6; Native also in dual mode.</summary>
         public static TheoryData<DatagramPath, Family> WaitingAwaitCases => Matrix.PathsWithFamiliesWhere((p, f) => p != DatagramPath.Managed && (f != Family.DualMode || p == DatagramPath.Native));
@@ -38,7 +38,7 @@ namespace WhereAllocation.Tests
             using var pair = new Loopback(family);
             using var server = new AsyncDatagramSocket(pair.Server, DatagramContinuations.IoThread);
             using var pacer = new Pacer(pair.Client, pair.ServerKey, 64);
-            AwaitEngine poller = PathCalls.Engine(path);
+            AwaitEngine poller = PathDispatch.Engine(path);
             long bytes = long.MaxValue;
             int waited = 0, measured = Awaits;
             long lateAwaiters = -1;

@@ -15,7 +15,7 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class AsyncDatagramSocketTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         // A sample of path × mode × family, listed by hand: every path in both modes, every family on Native.
         [Theory]
@@ -397,7 +397,7 @@ namespace WhereAllocation.Tests
         {
             WithServer(path, mode, async (pair, server) =>
             {
-                AwaitEngine poller = PathCalls.Engine(path);
+                AwaitEngine poller = PathDispatch.Engine(path);
                 var buffer = new byte[100];
                 for (int i = 0; i < 20; i++)
                 {
@@ -460,7 +460,7 @@ namespace WhereAllocation.Tests
             using var other = new Loopback(Family.IPv4);
             using var a = new AsyncDatagramSocket(flooded.Server, DatagramContinuations.IoThread);
             using var b = new AsyncDatagramSocket(other.Server, DatagramContinuations.IoThread);
-            AwaitEngine poller = PathCalls.Engine(path);
+            AwaitEngine poller = PathDispatch.Engine(path);
             int received = 0;
             int receivedWhenOtherDone = -1;
             Awaits.Run(async () =>
@@ -501,7 +501,7 @@ namespace WhereAllocation.Tests
             foreach (DatagramPath path in new[] { DatagramPath.Native, DatagramPath.Managed })
             {
                 if (!Paths.TryForce(path)) continue;
-                AwaitEngine poller = PathCalls.Engine(path);
+                AwaitEngine poller = PathDispatch.Engine(path);
                 var pairs = new Loopback[4];
                 var wrappers = new AsyncDatagramSocket[4];
                 Thread? io = null;

@@ -20,7 +20,7 @@ namespace WhereAllocation.Tests
     {
         private const int Bound = 10_000;
 
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         [Observes(AwaitsContract.Section, "A1", "token outlives wrapper")]
         [Theory]
@@ -178,10 +178,10 @@ namespace WhereAllocation.Tests
         public void APollThatFailsAsAWholeEndsNoWait(DatagramPath path, int failures)
         {
             if (!Paths.TryForce(path)) return;
-            if (!(PathCalls.Engine(path).Mechanism == "WSAPoll" || PathCalls.Engine(path).Mechanism == "Socket.Select"))
+            if (!(PathDispatch.Engine(path).Mechanism == "WSAPoll" || PathDispatch.Engine(path).Mechanism == "Socket.Select"))
             {
                 // epoll and kqueue report per socket: a closed descriptor leaves their set, and never fails the wait.
-                Assert.True(PathCalls.Engine(path).Mechanism == "epoll" || PathCalls.Engine(path).Mechanism == "kqueue", PathCalls.Engine(path).Mechanism);
+                Assert.True(PathDispatch.Engine(path).Mechanism == "epoll" || PathDispatch.Engine(path).Mechanism == "kqueue", PathDispatch.Engine(path).Mechanism);
                 return;
             }
             // A set rebuilt per wait meets a socket closed under the call as a failure of the whole call (Wine's WSAPoll:
@@ -244,7 +244,7 @@ namespace WhereAllocation.Tests
                 Assert.Equal(SocketError.TooManyOpenSockets, (SocketError)10024);
                 return;
             }
-            AwaitEngine engine = PathCalls.Engine(DatagramPath.Native);
+            AwaitEngine engine = PathDispatch.Engine(DatagramPath.Native);
             GC.Collect();
             GC.WaitForPendingFinalizers(); // wrappers earlier tests left undisposed leave the engine
             Thread? running = engine.CurrentThread;

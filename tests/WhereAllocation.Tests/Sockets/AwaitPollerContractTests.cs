@@ -22,7 +22,7 @@ namespace WhereAllocation.Tests
         public void Dispose()
         {
             AwaitTestSeam.FailThreadStart = false;
-            DatagramPaths.Reset();
+            DatagramPathSettings.Reset();
         }
 
         [Observes(AwaitsContract.Section, "A1", "70 waiting")]
@@ -72,7 +72,7 @@ namespace WhereAllocation.Tests
         public void AnIoThreadThatCannotStartFailsThatCallAndTheNextTriesAgain(DatagramPath path, DatagramContinuations mode)
         {
             if (!Paths.TryForce(path)) return;
-            AwaitEngine poller = PathCalls.Engine(path);
+            AwaitEngine poller = PathDispatch.Engine(path);
             Thread? running = poller.CurrentThread;
             Assert.True(running == null || running.Join(Bound), "the I/O thread of an earlier test did not end");
             using var pair = new Loopback(Family.IPv4);
@@ -252,7 +252,7 @@ namespace WhereAllocation.Tests
             using var good = new Loopback(Family.IPv4);
             using var a = new AsyncDatagramSocket(bad.Server, mode);
             using var b = new AsyncDatagramSocket(good.Server, mode);
-            AwaitEngine engine = PathCalls.Engine(path);
+            AwaitEngine engine = PathDispatch.Engine(path);
             var reported = new List<Exception>();
             Action<Exception> handler = e =>
             {
@@ -357,7 +357,7 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(path)) return;
             const int Count = 50;
-            AwaitEngine poller = PathCalls.Engine(path);
+            AwaitEngine poller = PathDispatch.Engine(path);
             int before = poller.Registered;
             WeakReference[] sockets = null!, unwrapped = null!;
             // On a thread of its own, whose stack is gone by the collection (Mono scans stacks conservatively).
@@ -415,7 +415,7 @@ namespace WhereAllocation.Tests
             // Connected: Mono refuses to shut an unconnected socket down (NotConnected, before any system call).
             pair.Server.Connect(pair.ClientEndPoint);
             using var server = new AsyncDatagramSocket(pair.Server, mode);
-            AwaitEngine poller = PathCalls.Engine(path);
+            AwaitEngine poller = PathDispatch.Engine(path);
             ValueTask<ReceivedDatagram> waiting = server.ReceiveFromAsync(new byte[16]);
             Assert.False(waiting.IsCompleted);
             long emptyBefore = AwaitTestSeam.EmptyReports;
@@ -445,7 +445,7 @@ namespace WhereAllocation.Tests
             if (!Paths.TryForce(path)) return;
             using var pair = new Loopback(Family.IPv4);
             using var server = new AsyncDatagramSocket(pair.Server, DatagramContinuations.IoThread);
-            AwaitEngine poller = PathCalls.Engine(path);
+            AwaitEngine poller = PathDispatch.Engine(path);
             // Readiness that yields nothing, forever: the poller is told the socket is ready, the receive finds nothing.
             AwaitTestSeam.ReportEveryArmedAsReady = true;
             try

@@ -214,7 +214,7 @@ namespace WhereAllocation.Tests
                 Assert.True(waiter.Join(10_000), "the waiting receive did not end after Dispose");
                 if (stillInside) break; // the calls were made while the waiter held the handle: the case was produced
             }
-            Assert.True(wrong.Count == 0, "on " + DatagramPaths.Active + ", " + Runtime.Describe() + ", after Dispose:\n" + string.Join("\n", wrong));
+            Assert.True(wrong.Count == 0, "on " + DatagramPathSettings.Active + ", " + Runtime.Describe() + ", after Dispose:\n" + string.Join("\n", wrong));
         }
 
         private static string AfterDispose(Loopback pair, string id)
@@ -369,7 +369,7 @@ namespace WhereAllocation.Tests
                         wrong.Add(RowName(id, mode) + ": " + first + ", then " + second);
                 }
             }
-            Assert.True(wrong.Count == 0, "on " + DatagramPaths.Active + ", " + Runtime.Describe() + ":\n" + string.Join("\n", wrong));
+            Assert.True(wrong.Count == 0, "on " + DatagramPathSettings.Active + ", " + Runtime.Describe() + ":\n" + string.Join("\n", wrong));
         }
     
         // Not SetSocketOption: the runtimes translate its option names (11 there is IP_MULTICAST_LOOP).

@@ -26,7 +26,7 @@ namespace WhereAllocation.Tests
         private static readonly string[] s_singleSendIds = { "S1", "S2", "S3", "T1", "T2", "T3" };
         private const int BlockingTimeoutMs = 200;
 
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         // ----- receive: the situations that need no waiting -----
 
@@ -792,10 +792,10 @@ namespace WhereAllocation.Tests
             public void AssertAsDocumented()
             {
                 Assert.True(_cells > 0, "no cell was checked");
-                Assert.True(_differences.Count == 0, "on " + DatagramPaths.Active + ", " + Runtime.Describe() + ":\n" + string.Join("\n", _differences));
-                HashSet<string> unobserved = ContractCoverage.Required(_test, _section, DatagramPaths.Active);
+                Assert.True(_differences.Count == 0, "on " + DatagramPathSettings.Active + ", " + Runtime.Describe() + ":\n" + string.Join("\n", _differences));
+                HashSet<string> unobserved = ContractCoverage.Required(_test, _section, DatagramPathSettings.Active);
                 unobserved.ExceptWith(_seen);
-                Assert.True(unobserved.Count == 0, _test.Name + " declares cells of '" + _section + "' it did not observe on " + DatagramPaths.Active + ":\n" + string.Join("\n", unobserved.OrderBy(c => c, StringComparer.Ordinal)));
+                Assert.True(unobserved.Count == 0, _test.Name + " declares cells of '" + _section + "' it did not observe on " + DatagramPathSettings.Active + ":\n" + string.Join("\n", unobserved.OrderBy(c => c, StringComparer.Ordinal)));
             }
         }
     }

@@ -10,7 +10,7 @@ namespace WhereAllocation.Tests
     /// <summary>DatagramSockets: sockets that never share a port by accident, and what the OS says about a socket.</summary>
     public class DatagramSocketsTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         private static bool IsLinux => RuntimeInformation.IsOSPlatform(OSPlatform.Linux);
 

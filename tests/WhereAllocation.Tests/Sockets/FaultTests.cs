@@ -10,7 +10,7 @@ namespace WhereAllocation.Tests
     /// <summary>Bad input and faults: each has one clear outcome, and no datagram is lost to a bad argument.</summary>
     public class FaultTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         private static void AssertStillQueued(Loopback pair, byte marker)
         {
@@ -376,15 +376,15 @@ namespace WhereAllocation.Tests
         [Fact]
         public void ThePathIsObservableAndForceable()
         {
-            Assert.Equal(DatagramPath.Native, DatagramPaths.Default); // Linux and Windows, with P/Invoke, on both runtimes
-            Assert.Equal(DatagramPaths.Default, DatagramPaths.Active);
-            DatagramPaths.Force(DatagramPath.Managed);
-            Assert.Equal(DatagramPath.Managed, DatagramPaths.Active);
-            DatagramPaths.Reset();
-            Assert.Equal(DatagramPath.Native, DatagramPaths.Active);
-            Assert.Equal(!Runtime.IsMono, DatagramPaths.IsAvailable(DatagramPath.SocketAddress));
-            if (Runtime.IsMono) Assert.Throws<PlatformNotSupportedException>(() => DatagramPaths.Force(DatagramPath.SocketAddress));
-            Assert.Throws<PlatformNotSupportedException>(() => DatagramPaths.Force((DatagramPath)99));
+            Assert.Equal(DatagramPath.Native, DatagramPathSettings.Default); // Linux and Windows, with P/Invoke, on both runtimes
+            Assert.Equal(DatagramPathSettings.Default, DatagramPathSettings.Active);
+            DatagramPathSettings.Force(DatagramPath.Managed);
+            Assert.Equal(DatagramPath.Managed, DatagramPathSettings.Active);
+            DatagramPathSettings.Reset();
+            Assert.Equal(DatagramPath.Native, DatagramPathSettings.Active);
+            Assert.Equal(!Runtime.IsMono, DatagramPathSettings.IsAvailable(DatagramPath.SocketAddress));
+            if (Runtime.IsMono) Assert.Throws<PlatformNotSupportedException>(() => DatagramPathSettings.Force(DatagramPath.SocketAddress));
+            Assert.Throws<PlatformNotSupportedException>(() => DatagramPathSettings.Force((DatagramPath)99));
         }
     }
 }

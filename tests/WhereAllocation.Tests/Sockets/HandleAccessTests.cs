@@ -7,7 +7,7 @@ using Xunit;
 namespace WhereAllocation.Tests
 {
     /// <summary>
-    /// The ways the native path reaches a socket's handle (<see cref="DatagramPaths.HandleAccess"/>). A stripped class
+    /// The ways the native path reaches a socket's handle (<see cref="DatagramPathSettings.HandleAccess"/>). A stripped class
     /// library loses the SafeHandle getter; the field that holds the handle must then keep the native path allocation
     /// free and keep reporting a disposed socket; with neither, the first fallback to the allocating Managed path must
     /// be an exception, once, never silence. "Getter unavailable" is forced through <see cref="SocketHandles.Force"/>.
@@ -17,14 +17,14 @@ namespace WhereAllocation.Tests
         public void Dispose()
         {
             SocketHandles.Force(null);
-            DatagramPaths.Reset();
+            DatagramPathSettings.Reset();
         }
 
         [Fact]
         public void TheSocketsOwnPropertyIsTheWayWhenNothingWasStripped()
         {
-            Assert.Equal(SocketHandleAccess.SafeHandleProperty, DatagramPaths.HandleAccess);
-            Assert.Equal(DatagramPath.Native, DatagramPaths.Default);
+            Assert.Equal(SocketHandleAccess.SafeHandleProperty, DatagramPathSettings.HandleAccess);
+            Assert.Equal(DatagramPath.Native, DatagramPathSettings.Default);
         }
 
         [Fact]
@@ -33,7 +33,7 @@ namespace WhereAllocation.Tests
             using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             SafeHandle viaProperty = SocketHandles.Get(socket);
             SocketHandles.Force(SocketHandleAccess.SafeHandleField);
-            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPaths.HandleAccess);
+            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPathSettings.HandleAccess);
             SafeHandle viaField = SocketHandles.Get(socket);
             Assert.Same(viaProperty, viaField);
             Assert.Equal(socket.Handle, viaField.DangerousGetHandle());
@@ -60,7 +60,7 @@ namespace WhereAllocation.Tests
                 if (received == payload.Length && buffer[0] == payload[0]) intact++;
             });
             Assert.Equal(0, allocated);
-            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPaths.HandleAccess);
+            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPathSettings.HandleAccess);
             Assert.Equal(calls, intact);
             Assert.Equal(pair.ClientAsSeenByServer, from.CurrentKey);
         }
@@ -111,15 +111,15 @@ namespace WhereAllocation.Tests
         [Fact]
         public void TheDiagnosticNamesThePathTheHandleAccessAndWhetherNativeIsAvailable()
         {
-            Assert.Null(DatagramPaths.NativeUnavailableReason);
-            string line = DatagramPaths.Diagnostic;
-            Assert.Contains("path " + DatagramPaths.Active, line);
+            Assert.Null(DatagramPathSettings.NativeUnavailableReason);
+            string line = DatagramPathSettings.Diagnostic;
+            Assert.Contains("path " + DatagramPathSettings.Active, line);
             Assert.Contains("handle access SafeHandleProperty", line);
             Assert.Contains("native available", line);
             Assert.DoesNotContain("\n", line);
             SocketHandles.Force(SocketHandleAccess.None);
-            Assert.Equal(SocketHandles.NoWayMessage, DatagramPaths.NativeUnavailableReason);
-            Assert.Contains("native unavailable: " + SocketHandles.NoWayMessage, DatagramPaths.Diagnostic);
+            Assert.Equal(SocketHandles.NoWayMessage, DatagramPathSettings.NativeUnavailableReason);
+            Assert.Contains("native unavailable: " + SocketHandles.NoWayMessage, DatagramPathSettings.Diagnostic);
         }
 
         [Fact]
@@ -135,8 +135,8 @@ namespace WhereAllocation.Tests
         public void WithNoWayToTheHandleTheNativePathIsNotOffered()
         {
             SocketHandles.Force(SocketHandleAccess.None);
-            Assert.False(DatagramPaths.IsAvailable(DatagramPath.Native));
-            Assert.Throws<PlatformNotSupportedException>(() => DatagramPaths.Force(DatagramPath.Native));
+            Assert.False(DatagramPathSettings.IsAvailable(DatagramPath.Native));
+            Assert.Throws<PlatformNotSupportedException>(() => DatagramPathSettings.Force(DatagramPath.Native));
             // And the socket tools that use the handle take the runtime's calls instead.
             using var pair = new Loopback(Family.IPv4);
             Assert.Equal(-1, pair.Server.GetDatagramStatus().ReceiveBufferBytes);
@@ -157,15 +157,15 @@ namespace WhereAllocation.Tests
         public void WithNoWayToTheHandleTheFirstFallbackFailsLoudlyOnceAndThenTheManagedPathWorks()
         {
             SocketHandles.Force(SocketHandleAccess.None);
-            DatagramPaths.StartAsIfHandleMissing();
-            Assert.Equal(SocketHandleAccess.None, DatagramPaths.HandleAccess);
-            Assert.Equal(DatagramPath.Managed, DatagramPaths.Active);
+            DatagramPathSettings.StartAsIfHandleMissing();
+            Assert.Equal(SocketHandleAccess.None, DatagramPathSettings.HandleAccess);
+            Assert.Equal(DatagramPath.Managed, DatagramPathSettings.Active);
             using var pair = new Loopback(Family.IPv4);
             var buffer = new byte[16];
             PlatformNotSupportedException report = Assert.Throws<PlatformNotSupportedException>(
                 () => pair.Client.SendTo_NonAlloc(buffer, 0, 4, SocketFlags.None, pair.ServerKey));
             Assert.Contains("link.xml", report.Message);
-            Assert.Contains("DatagramPaths.Force(DatagramPath.Managed)", report.Message);
+            Assert.Contains("DatagramPathSettings.Force(DatagramPath.Managed)", report.Message);
             Assert.False(pair.Server.Poll(100_000, SelectMode.SelectRead), "the refused send sent nothing");
 
             // Once only: the calls go on, on the Managed path.
@@ -179,7 +179,7 @@ namespace WhereAllocation.Tests
         public void WithNoWayToTheHandleAReceiveIsTheCallThatReportsWhenItComesFirst()
         {
             SocketHandles.Force(SocketHandleAccess.None);
-            DatagramPaths.StartAsIfHandleMissing();
+            DatagramPathSettings.StartAsIfHandleMissing();
             using var pair = new Loopback(Family.IPv4);
             pair.Client.SendTo(new byte[] { 1, 2, 3 }, pair.ServerTarget);
             Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead));
@@ -194,8 +194,8 @@ namespace WhereAllocation.Tests
         public void ChoosingThePathExplicitlyAcceptsTheFallbackWithoutTheReport()
         {
             SocketHandles.Force(SocketHandleAccess.None);
-            DatagramPaths.StartAsIfHandleMissing();
-            DatagramPaths.Force(DatagramPath.Managed);
+            DatagramPathSettings.StartAsIfHandleMissing();
+            DatagramPathSettings.Force(DatagramPath.Managed);
             using var pair = new Loopback(Family.IPv4);
             Assert.Equal(4, pair.Client.SendTo_NonAlloc(new byte[4], 0, 4, SocketFlags.None, pair.ServerKey));
         }
@@ -204,9 +204,9 @@ namespace WhereAllocation.Tests
         public void ForcingNullReturnsToTheWayFoundAtStart()
         {
             SocketHandles.Force(SocketHandleAccess.SafeHandleField);
-            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPaths.HandleAccess);
+            Assert.Equal(SocketHandleAccess.SafeHandleField, DatagramPathSettings.HandleAccess);
             SocketHandles.Force(null);
-            Assert.Equal(SocketHandleAccess.SafeHandleProperty, DatagramPaths.HandleAccess);
+            Assert.Equal(SocketHandleAccess.SafeHandleProperty, DatagramPathSettings.HandleAccess);
         }
     }
 }

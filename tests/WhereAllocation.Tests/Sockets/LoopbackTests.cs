@@ -13,7 +13,7 @@ namespace WhereAllocation.Tests
     {
         private const int Count = 300;
 
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         public enum Overload
         {

@@ -21,7 +21,7 @@ namespace WhereAllocation.Tests
         public void Dispose()
         {
             NativeDatagramIO.ReceiveWaitsInKernel = _defaultShape;
-            DatagramPaths.Reset();
+            DatagramPathSettings.Reset();
         }
 
         /// <summary>

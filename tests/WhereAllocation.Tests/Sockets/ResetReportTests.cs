@@ -16,7 +16,7 @@ namespace WhereAllocation.Tests
         public void Dispose()
         {
             OsSocketCalls.InUse = null!;
-            DatagramPaths.Reset();
+            DatagramPathSettings.Reset();
         }
 
         [Theory]

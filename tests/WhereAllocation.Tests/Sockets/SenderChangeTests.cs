@@ -13,7 +13,7 @@ namespace WhereAllocation.Tests
     /// </summary>
     public class SenderChangeTests : IDisposable
     {
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         // Which client sends each datagram: repeats, returns and changes, in one fixed order.
         private static readonly int[] Order = { 0, 0, 1, 0, 2, 2, 2, 1, 1, 0, 2, 0, 1, 2, 0, 0 };

@@ -20,7 +20,7 @@ namespace WhereAllocation.Tests
                 .Select(m => m.DeclaringType!.Name + "." + m.Name)
                 .OrderBy(n => n, System.StringComparer.Ordinal)
                 .ToArray();
-            Assert.Equal(new[] { "DatagramPaths.Force", "DatagramPaths.Reset" }, hidden);
+            Assert.Equal(new[] { "DatagramPathSettings.Force", "DatagramPathSettings.Reset" }, hidden);
         }
     }
 }

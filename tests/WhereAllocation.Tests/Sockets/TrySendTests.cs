@@ -13,7 +13,7 @@ namespace WhereAllocation.Tests
     {
         private const int Calls = 10_000;
 
-        public void Dispose() => DatagramPaths.Reset();
+        public void Dispose() => DatagramPathSettings.Reset();
 
         /// <summary>The allocation-free paths on IPv4 and in dual mode (why not IPv6: below).</summary>
         public static TheoryData<DatagramPath, Family> SendCases => Matrix.PathsWithFamiliesWhere((p, f) => p != DatagramPath.Managed && f != Family.IPv6);

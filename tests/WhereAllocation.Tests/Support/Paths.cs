@@ -12,14 +12,14 @@ namespace WhereAllocation.Tests
         /// </summary>
         public static bool TryForce(DatagramPath path)
         {
-            if (DatagramPaths.IsAvailable(path))
+            if (DatagramPathSettings.IsAvailable(path))
             {
-                DatagramPaths.Force(path);
-                Assert.Equal(path, DatagramPaths.Active);
+                DatagramPathSettings.Force(path);
+                Assert.Equal(path, DatagramPathSettings.Active);
                 return true;
             }
             Assert.True(path == DatagramPath.SocketAddress && Runtime.IsMono, path + " should be available on " + Runtime.Describe());
-            Assert.Throws<PlatformNotSupportedException>(() => DatagramPaths.Force(path));
+            Assert.Throws<PlatformNotSupportedException>(() => DatagramPathSettings.Force(path));
             return false;
         }
     }

@@ -14,22 +14,22 @@ namespace WhereAllocation.Tests
         /// </summary>
         public static bool TryUse()
         {
-            if (DatagramShards.IsSupported) return true;
+            if (DatagramShardGroup.IsSupported) return true;
             Assert.False(RuntimeInformation.IsOSPlatform(OSPlatform.Linux), "shards should be supported on " + Runtime.Describe());
-            var e = Assert.Throws<PlatformNotSupportedException>(() => DatagramShards.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2));
+            var e = Assert.Throws<PlatformNotSupportedException>(() => DatagramShardGroup.Bind(new IPEndPoint(IPAddress.Loopback, 0), 2));
             Assert.Contains(OsSocketCalls.InUse.Name, e.Message);
             return false;
         }
 
         /// <summary>
-        /// True when <see cref="DatagramShards.PinCurrentThread"/> works here (Linux); elsewhere asserts its
+        /// True when <see cref="DatagramShardGroup.PinCurrentThread"/> works here (Linux); elsewhere asserts its
         /// PlatformNotSupportedException, naming the OS, and returns false.
         /// </summary>
         public static bool TryPin()
         {
-            if (DatagramShards.CanPinThreads) return true;
+            if (DatagramShardGroup.CanPinThreads) return true;
             Assert.False(RuntimeInformation.IsOSPlatform(OSPlatform.Linux), "thread pinning should be supported on " + Runtime.Describe());
-            var e = Assert.Throws<PlatformNotSupportedException>(() => DatagramShards.PinCurrentThread(0));
+            var e = Assert.Throws<PlatformNotSupportedException>(() => DatagramShardGroup.PinCurrentThread(0));
             Assert.Contains(OsSocketCalls.InUse.Name, e.Message);
             return false;
         }

@@ -39,7 +39,7 @@ namespace WhereAllocation.Samples
             _socket = DatagramSockets.Bind(new IPEndPoint(IPAddress.Loopback, port));
             _socket.Blocking = false;
             BoundPort = ((IPEndPoint)_socket.LocalEndPoint).Port;
-            Debug.Log("EchoServer listening on 127.0.0.1:" + BoundPort + ", datagram path " + DatagramPaths.Active);
+            Debug.Log("EchoServer listening on 127.0.0.1:" + BoundPort + ", datagram path " + DatagramPathSettings.Active);
         }
 
         private void Update()

@@ -8,11 +8,11 @@ namespace WhereAllocation
 {
     /// <summary>
     /// Everything between an <see cref="AsyncDatagramSocket"/>'s operation that has to wait and the report that ends its
-    /// wait: the registrations (<see cref="AwaitedSocket"/>), the one list of sockets on which something waits
+    /// wait: the awaited sockets (<see cref="AwaitedSocket"/>, one record per socket), the one list of sockets on which something waits
     /// (<see cref="WaitingSockets"/>, with what each is armed for), the one I/O thread that waits for all of them, and the
     /// mechanism it waits with (a <see cref="ReadinessPoller"/>). Two engines per process at most: <see cref="Native"/>
     /// (the OS's own mechanism, on the sockets' descriptors) and <see cref="Runtime"/> (Socket.Select, for the runtime's
-    /// paths); <see cref="PathCalls.Engine"/> says which a wrapper uses.
+    /// paths); <see cref="PathDispatch.Engine"/> says which a wrapper uses.
     /// </summary>
     /// <remarks>
     /// <para>The way of one wait: an operation finds nothing to do and calls <see cref="Arm"/>, which marks the socket
@@ -108,10 +108,10 @@ namespace WhereAllocation
             }
         }
 
-        /// <summary>For tests: how many registrations are live.</summary>
+        /// <summary>For tests: how many awaited sockets are live.</summary>
         internal int Registered => Volatile.Read(ref _registered);
 
-        // ----- registrations -----
+        // ----- awaited sockets -----
 
         /// <summary>Gives <paramref name="socket"/> a slot and its token. Allocates only when the table grows.</summary>
         internal void Register(AwaitedSocket socket)

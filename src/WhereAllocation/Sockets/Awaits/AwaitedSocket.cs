@@ -14,11 +14,11 @@ namespace WhereAllocation
     /// <remarks>
     /// The engine holds this object while it is registered, and this object holds the socket; nothing here holds the
     /// wrapper, except an operation that waits (it keeps its wrapper alive until it ends). So an undisposed wrapper that
-    /// nobody references is finalized, and its finalizer disposes this registration, which frees the socket.
+    /// nobody references is finalized, and its finalizer disposes this record, which frees the socket.
     /// </remarks>
     internal sealed class AwaitedSocket
     {
-        // The live registration of each socket, whatever its path: one wrapper per socket at a time. Weak on the socket.
+        // The live record of each socket, whatever its path: one wrapper per socket at a time. Weak on the socket.
         private static readonly ConditionalWeakTable<Socket, AwaitedSocket> s_owners = new ConditionalWeakTable<Socket, AwaitedSocket>();
 
         private int _disposed;
@@ -30,7 +30,7 @@ namespace WhereAllocation
             Socket = socket;
             Path = path;
             Continuations = continuations;
-            Engine = PathCalls.Engine(path);
+            Engine = PathDispatch.Engine(path);
             Receive = new ReceiveOperation(this);
             Send = new SendOperation(this);
             lock (s_owners)
@@ -99,7 +99,7 @@ namespace WhereAllocation
         {
             try
             {
-                return PathCalls.IsReceiveShutDown(Socket);
+                return PathDispatch.IsReceiveShutDown(Socket);
             }
             catch (ObjectDisposedException)
             {

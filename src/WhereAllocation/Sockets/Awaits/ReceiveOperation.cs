@@ -27,7 +27,7 @@ namespace WhereAllocation
 
         private protected override bool TryNow(out ReceivedDatagram result)
         {
-            return PathCalls.Receive(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, false, null, out result);
+            return PathDispatch.Receive(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, false, null, out result);
         }
 
         private protected override bool IsReceive => true;

@@ -30,7 +30,7 @@ namespace WhereAllocation
 
         private protected override bool TryNow(out int result)
         {
-            result = PathCalls.Send(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, _to, false);
+            result = PathDispatch.Send(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, _to, false);
             return result >= 0;
         }
 

@@ -58,7 +58,7 @@ namespace WhereAllocation
         internal override int ReceiveTimeoutMilliseconds(IntPtr socket) => ReceiveTimeout(socket, SoRcvTimeo, true);
 
         // macOS's SO_REUSEPORT lets sockets share a port, but a unicast datagram goes to one of them (the one bound
-        // last), not spread by sender: no group would share the load, so DatagramShards refuses.
+        // last), not spread by sender: no group would share the load, so DatagramShardGroup refuses.
         internal override string? BalancedGroupUnsupported =>
             "macOS has SO_REUSEPORT, but it does not spread unicast datagrams over the sockets sharing a port (each goes to the socket bound last), so shards would not share the load.";
 

@@ -322,11 +322,11 @@ namespace WhereAllocation
             throw new PlatformNotSupportedException(Name + " has no call that sends many datagrams at once.");
         }
 
-        // ----- one port over many sockets, and the threads that serve them (DatagramShards) -----
+        // ----- one port over many sockets, and the threads that serve them (DatagramShardGroup) -----
 
         /// <summary>
         /// Null when <see cref="JoinBalancedGroup"/> works on this OS; otherwise why not, the text of the
-        /// PlatformNotSupportedException that DatagramShards throws before any system call.
+        /// PlatformNotSupportedException that DatagramShardGroup throws before any system call.
         /// </summary>
         internal virtual string? BalancedGroupUnsupported => Name + " has no socket option that spreads one port's datagrams over several sockets by sender.";
 

@@ -6,7 +6,7 @@ namespace WhereAllocation
     /// <summary>
     /// An OS whose socket ABI the library does not know, or a Unity player with no socket calls P/Invoke can reach: the
     /// native path is not offered, and the runtime's paths run instead (on netstandard2.1, the allocating Managed path,
-    /// which DatagramPaths reports once unless chosen).
+    /// which DatagramPathSettings reports once unless chosen).
     /// </summary>
     internal sealed unsafe class UnknownOsSocketCalls : OsSocketCalls
     {

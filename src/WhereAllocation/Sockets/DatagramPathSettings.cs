@@ -19,7 +19,7 @@ namespace WhereAllocation
     /// <para>Log <see cref="Diagnostic"/> once at start-up in a player build: it names the path, the way to the handle and
     /// why the native path is unavailable, if it is.</para>
     /// </remarks>
-    public static class DatagramPaths
+    public static class DatagramPathSettings
     {
         private static readonly DatagramPath s_default = ChooseDefault();
         // Internal for the compatible receive's per-datagram test: read as a field, it is not a call on Mono.
@@ -129,7 +129,7 @@ namespace WhereAllocation
             throw new PlatformNotSupportedException("where-allocation's native datagram path is unavailable: " + NativeUnavailableReason
                 + " Calls now take the Managed path, which allocates per datagram received."
                 + " If the runtime's class library was stripped, keep the package's link.xml (its Editor assembly hands it to Unity's linker);"
-                + " to accept the allocation, call DatagramPaths.Force(DatagramPath.Managed) at start. This exception is thrown once.");
+                + " to accept the allocation, call DatagramPathSettings.Force(DatagramPath.Managed) at start. This exception is thrown once.");
         }
 
         /// <summary>For tests: the state a process starts in when the native path is unavailable on netstandard2.1 (Managed active, the report armed). <see cref="Reset"/> undoes the path.</summary>

@@ -12,12 +12,12 @@ namespace WhereAllocation.Tests
         [Fact]
         public void ANewSenderPushesOutTheOldestWhenFull()
         {
-            var pending = new PendingPeers(3);
-            Assert.Equal(PendingResult.Added, pending.Observe(Sender(1), 10));
-            Assert.Equal(PendingResult.Added, pending.Observe(Sender(2), 11));
-            Assert.Equal(PendingResult.Added, pending.Observe(Sender(3), 12));
-            Assert.Equal(PendingResult.AlreadyPending, pending.Observe(Sender(1), 13)); // seen again: still the oldest
-            Assert.Equal(PendingResult.AddedEvictingOldest, pending.Observe(Sender(4), 14));
+            var pending = new PendingPeerSet(3);
+            Assert.Equal(PendingObserveResult.Added, pending.Observe(Sender(1), 10));
+            Assert.Equal(PendingObserveResult.Added, pending.Observe(Sender(2), 11));
+            Assert.Equal(PendingObserveResult.Added, pending.Observe(Sender(3), 12));
+            Assert.Equal(PendingObserveResult.AlreadyPending, pending.Observe(Sender(1), 13)); // seen again: still the oldest
+            Assert.Equal(PendingObserveResult.AddedEvictingOldest, pending.Observe(Sender(4), 14));
             Assert.Equal(3, pending.Count);
             Assert.False(pending.Contains(Sender(1)));
             Assert.True(pending.TryPeekOldest(out PendingPeer oldest));
@@ -31,7 +31,7 @@ namespace WhereAllocation.Tests
         [Fact]
         public void ObservingAgainCountsAndUpdatesLastSeen()
         {
-            var pending = new PendingPeers(4);
+            var pending = new PendingPeerSet(4);
             pending.Observe(Sender(1), 100);
             pending.Observe(Sender(1), 150);
             pending.Observe(Sender(1), 175);
@@ -45,7 +45,7 @@ namespace WhereAllocation.Tests
         [Fact]
         public void RemoveAndExpiry()
         {
-            var pending = new PendingPeers(8);
+            var pending = new PendingPeerSet(8);
             for (int i = 0; i < 6; i++) pending.Observe(Sender(i), 100 + i);
             Assert.True(pending.Remove(Sender(4)));
             Assert.False(pending.Remove(Sender(4)));
@@ -56,8 +56,8 @@ namespace WhereAllocation.Tests
             pending.Clear();
             Assert.Equal(0, pending.Count);
             Assert.False(pending.TryPeekOldest(out _));
-            for (int i = 0; i < 8; i++) Assert.Equal(PendingResult.Added, pending.Observe(Sender(100 + i), 200)); // every entry reusable
-            Assert.Equal(PendingResult.AddedEvictingOldest, pending.Observe(Sender(200), 201));
+            for (int i = 0; i < 8; i++) Assert.Equal(PendingObserveResult.Added, pending.Observe(Sender(100 + i), 200)); // every entry reusable
+            Assert.Equal(PendingObserveResult.AddedEvictingOldest, pending.Observe(Sender(200), 201));
         }
 
         [Fact]
@@ -93,17 +93,17 @@ namespace WhereAllocation.Tests
         {
             Assert.Equal(10, new PeerTable<int>(10).Pending.Capacity);
             Assert.Equal(256, new PeerTable<int>(100_000).Pending.Capacity);
-            Assert.Throws<ArgumentOutOfRangeException>(() => new PendingPeers(0));
-            Assert.Throws<ArgumentException>(() => new PendingPeers(1).Observe(default(EndPointKey), 0));
+            Assert.Throws<ArgumentOutOfRangeException>(() => new PendingPeerSet(0));
+            Assert.Throws<ArgumentException>(() => new PendingPeerSet(1).Observe(default(EndPointKey), 0));
         }
 
         [Fact]
         public void EnumerationRefusesChanges()
         {
-            var pending = new PendingPeers(4);
+            var pending = new PendingPeerSet(4);
             pending.Observe(Sender(1), 1);
             pending.Observe(Sender(2), 2);
-            PendingPeers.Enumerator e = pending.GetEnumerator();
+            PendingPeerSet.Enumerator e = pending.GetEnumerator();
             Assert.True(e.MoveNext());
             pending.Observe(Sender(1), 3); // an update of a pending sender is not a change of the set
             Assert.True(e.MoveNext());
@@ -126,9 +126,9 @@ namespace WhereAllocation.Tests
             {
                 EndPointKey sender = Sender(i);
                 Assert.False(table.TryGet(sender, out _));
-                PendingResult observed = table.Pending.Observe(sender, i);
-                Assert.NotEqual(PendingResult.AlreadyPending, observed);
-                if (observed == PendingResult.AddedEvictingOldest) evictions++;
+                PendingObserveResult observed = table.Pending.Observe(sender, i);
+                Assert.NotEqual(PendingObserveResult.AlreadyPending, observed);
+                if (observed == PendingObserveResult.AddedEvictingOldest) evictions++;
                 if (i % 97 == 0)
                 {
                     PeerAddResult result = table.Accept(sender, i);

@@ -1,7 +1,7 @@
 namespace WhereAllocation
 {
-    /// <summary>What <see cref="PendingPeers.Observe"/> did with a sender.</summary>
-    public enum PendingResult
+    /// <summary>What <see cref="PendingPeerSet.Observe"/> did with a sender.</summary>
+    public enum PendingObserveResult
     {
         /// <summary>The sender is new and now pending; the set had room.</summary>
         Added,

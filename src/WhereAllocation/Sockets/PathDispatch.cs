@@ -7,19 +7,19 @@ namespace WhereAllocation
     /// <summary>
     /// The one place where a datagram call goes to its path: <see cref="NativeDatagramIO"/>,
     /// <c>SocketAddressDatagramIO</c> (.NET 8+) or <see cref="ManagedDatagramIO"/>. Every caller names the path:
-    /// <see cref="SocketExtensions"/> and <see cref="DatagramBatch"/> pass <see cref="DatagramPaths.Active"/> as it is at
+    /// <see cref="SocketExtensions"/> and <see cref="DatagramBatch"/> pass <see cref="DatagramPathSettings.Active"/> as it is at
     /// the call, an <see cref="AsyncDatagramSocket"/> the path it was made with (docs/CONTRACT.md, "Which path a call
     /// takes"). Arguments are checked before anything here is called.
     /// </summary>
     /// <remarks>
     /// <para>A <see cref="DatagramBatch"/> comes here only for its slot-by-slot loops on the runtime's paths; on the native path
     /// it calls the OS itself, on its own slots (<c>recvmmsg</c>, <c>sendmmsg</c>, <c>sendto</c>, and its slot-by-slot loop).</para>
-    /// <para>Four calls a server makes per datagram test <see cref="DatagramPaths.Active"/> themselves and go straight to the
+    /// <para>Four calls a server makes per datagram test <see cref="DatagramPathSettings.Active"/> themselves and go straight to the
     /// native path, whose instruction counts bench/ReceiveCost and bench/SendCost budget (on Mono each call level costs
     /// 15-20 instructions): the compatible receives <c>ReceiveFrom_NonAlloc(byte[], …, IPEndPointNonAlloc)</c> and the
     /// array forms of <c>SendTo_NonAlloc</c>. Any other path, and any argument that is not the simple case, they send here.</para>
     /// </remarks>
-    internal static class PathCalls
+    internal static class PathDispatch
     {
         /// <summary>
         /// One datagram into <paramref name="buffer"/> (a span of <paramref name="array"/> from <paramref name="offset"/> when
@@ -55,7 +55,7 @@ namespace WhereAllocation
             else
 #endif
             {
-                DatagramPaths.ReportFallbackOnce();
+                DatagramPathSettings.ReportFallbackOnce();
                 received = array != null && into != null
                     ? ManagedDatagramIO.Receive(socket, array, offset, buffer.Length, flags, into, wait, out datagram)
                     : ManagedDatagramIO.Receive(socket, buffer, flags, wait, out datagram);
@@ -83,7 +83,7 @@ namespace WhereAllocation
 #if NET8_0_OR_GREATER
             if (path == DatagramPath.SocketAddress) return SocketAddressDatagramIO.Send(socket, buffer, flags, to);
 #endif
-            DatagramPaths.ReportFallbackOnce();
+            DatagramPathSettings.ReportFallbackOnce();
             return array != null
                 ? ManagedDatagramIO.Send(socket, array, offset, buffer.Length, flags, to)
                 : ManagedDatagramIO.Send(socket, buffer, flags, to);

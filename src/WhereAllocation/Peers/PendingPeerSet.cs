@@ -18,7 +18,7 @@ namespace WhereAllocation
     /// the set only compares them. Keys are taken in canonical form (<see cref="EndPointKey.Canonical"/>), as in
     /// <see cref="PeerTable{T}"/>. Nothing here allocates after construction. Not thread safe.</para>
     /// </remarks>
-    public sealed class PendingPeers : IReadOnlyCollection<PendingPeer>
+    public sealed class PendingPeerSet : IReadOnlyCollection<PendingPeer>
     {
         private readonly PeerTable<int> _index; // sender -> entry
         private readonly Entry[] _entries;
@@ -30,7 +30,7 @@ namespace WhereAllocation
 
         /// <summary>A pending set for up to <paramref name="capacity"/> senders. All memory is allocated here, once.</summary>
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is not 1..<see cref="PeerTable{T}.MaxCapacity"/>.</exception>
-        public PendingPeers(int capacity)
+        public PendingPeerSet(int capacity)
         {
             if (capacity < 1 || capacity > PeerTable<int>.MaxCapacity)
                 throw new ArgumentOutOfRangeException(nameof(capacity), capacity, "A capacity is 1.." + PeerTable<int>.MaxCapacity + ".");
@@ -52,7 +52,7 @@ namespace WhereAllocation
         /// datagram count updated. Allocates nothing.
         /// </summary>
         /// <exception cref="ArgumentException"><paramref name="key"/> is the empty (default) key.</exception>
-        public PendingResult Observe(in EndPointKey key, long now)
+        public PendingObserveResult Observe(in EndPointKey key, long now)
         {
             if (key.IsEmpty) throw new ArgumentException("The empty EndPointKey names no sender.", nameof(key));
             EndPointKey k = key.Canonical();
@@ -62,14 +62,14 @@ namespace WhereAllocation
                 ref Entry entry = ref _entries[known];
                 entry.LastSeen = now;
                 if (entry.Datagrams != int.MaxValue) entry.Datagrams++;
-                return PendingResult.AlreadyPending;
+                return PendingObserveResult.AlreadyPending;
             }
 
-            PendingResult result = PendingResult.Added;
+            PendingObserveResult result = PendingObserveResult.Added;
             if (_count == _entries.Length)
             {
                 RemoveEntry(_oldest);
-                result = PendingResult.AddedEvictingOldest;
+                result = PendingObserveResult.AddedEvictingOldest;
             }
 
             int e = _free;
@@ -195,12 +195,12 @@ namespace WhereAllocation
         /// <summary>Walks the pending senders, oldest first, without allocating.</summary>
         public struct Enumerator : IEnumerator<PendingPeer>
         {
-            private readonly PendingPeers _set;
+            private readonly PendingPeerSet _set;
             private readonly int _version;
             private int _next;
             private PendingPeer _current;
 
-            internal Enumerator(PendingPeers set)
+            internal Enumerator(PendingPeerSet set)
             {
                 _set = set;
                 _version = set._version;

@@ -49,7 +49,7 @@ namespace WhereAllocation
     /// spreads a port over sockets. There, and where the native path does not run (<see cref="IsSupported"/>),
     /// <see cref="Bind"/> throws <see cref="PlatformNotSupportedException"/> before making any socket.</para>
     /// </remarks>
-    public sealed class DatagramShards : IDisposable
+    public sealed class DatagramShardGroup : IDisposable
     {
         /// <summary>The most shards one group can have.</summary>
         public const int MaxShardCount = 1024;
@@ -63,7 +63,7 @@ namespace WhereAllocation
         private readonly DatagramShard[] _shards;
         private int _open;
 
-        private DatagramShards(Socket[] sockets, IPEndPoint localEndPoint)
+        private DatagramShardGroup(Socket[] sockets, IPEndPoint localEndPoint)
         {
             _shards = new DatagramShard[sockets.Length];
             for (int i = 0; i < sockets.Length; i++) _shards[i] = new DatagramShard(this, i, sockets[i]);
@@ -72,7 +72,7 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// True when <see cref="Bind"/> works in this process: Linux, with the native path (see <see cref="DatagramPaths"/>).
+        /// True when <see cref="Bind"/> works in this process: Linux, with the native path (see <see cref="DatagramPathSettings"/>).
         /// </summary>
         public static bool IsSupported => NativeDatagramIO.IsSupported && OsSocketCalls.InUse.BalancedGroupUnsupported == null;
 
@@ -92,7 +92,7 @@ namespace WhereAllocation
         /// <exception cref="ArgumentException">The address is neither IPv4 nor IPv6, or <paramref name="dualMode"/> is asked with an IPv4 address.</exception>
         /// <exception cref="PlatformNotSupportedException">The OS cannot spread a port over sockets (macOS, Windows), or the native path does not run here (<see cref="IsSupported"/>).</exception>
         /// <exception cref="SocketException">The OS refused a socket, the option or the bind (AddressAlreadyInUse when a socket outside the group holds the port).</exception>
-        public static DatagramShards Bind(IPEndPoint localEndPoint, int shardCount, bool dualMode = false)
+        public static DatagramShardGroup Bind(IPEndPoint localEndPoint, int shardCount, bool dualMode = false)
         {
             if (localEndPoint == null) throw new ArgumentNullException(nameof(localEndPoint));
             if (shardCount < 1 || shardCount > MaxShardCount) throw new ArgumentOutOfRangeException(nameof(shardCount), shardCount, "A group has 1.." + MaxShardCount + " shards.");
@@ -115,7 +115,7 @@ namespace WhereAllocation
                         NativeSocketAdmin.JoinBalancedGroup(sockets[i]);
                         sockets[i].Bind(bound);
                     }
-                    return new DatagramShards(sockets, bound);
+                    return new DatagramShardGroup(sockets, bound);
                 }
                 catch (SocketException e) when (localEndPoint.Port == 0 && e.SocketErrorCode == SocketError.AddressAlreadyInUse && attempt < PortAttempts)
                 {

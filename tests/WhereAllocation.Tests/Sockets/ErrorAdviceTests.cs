@@ -1,0 +1,53 @@
+using System;
+using System.Net;
+using System.Net.Sockets;
+using Xunit;
+
+namespace WhereAllocation.Tests
+{
+    /// <summary>
+    /// The errors a first server meets say what to do, on every path, while staying exactly the SocketException (and the
+    /// error code) that code written for the runtime's calls catches: an empty non-blocking socket points to the Try form, a
+    /// datagram longer than the buffer to the span form that reports a cut. The advice is in the message on .NET 8+ only:
+    /// netstandard2.1 has no SocketException constructor that takes a message (see SocketErrors), so on Mono the test
+    /// asserts the OS's message and the exact type.
+    /// </summary>
+    public class ErrorAdviceTests
+    {
+        [Theory]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
+        public void AnEmptyNonBlockingSocketPointsToTheTryForm(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            pair.Server.Blocking = false;
+            var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
+            var e = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(new byte[64], 0, 64, SocketFlags.None, from));
+            Assert.Equal(SocketError.WouldBlock, e.SocketErrorCode);
+            Advised(e, "TryReceiveFrom_NonAlloc returns false");
+        }
+
+        [Theory]
+        [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
+        public void ADatagramLongerThanTheBufferPointsToTheSpanForm(DatagramPath path)
+        {
+            if (!Paths.TryForce(path)) return;
+            using var pair = new Loopback(Family.IPv4);
+            pair.Client.SendTo(new byte[100], pair.ServerEndPoint);
+            var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
+            var e = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(new byte[10], 0, 10, SocketFlags.None, from));
+            Assert.Equal(SocketError.MessageSize, e.SocketErrorCode);
+            Advised(e, "ReceivedDatagram.Truncated");
+        }
+
+        private static void Advised(SocketException e, string advice)
+        {
+#if MONO_RUNNER
+            Assert.DoesNotContain(advice, e.Message);
+#else
+            Assert.Contains(advice, e.Message);
+#endif
+            Assert.StartsWith(new SocketException((int)e.SocketErrorCode).Message, e.Message);
+        }
+    }
+}
