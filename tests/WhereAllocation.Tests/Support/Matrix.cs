@@ -97,41 +97,23 @@ namespace WhereAllocation.Tests
             return data;
         }
 
-        public static TheoryData<DatagramPath, Family> PathsWithFamiliesWhere(Func<DatagramPath, Family, bool> keep)
+        // Every pair of the two dimensions that keep accepts, first dimension outermost.
+        private static TheoryData<TA, TB> PairsWhere<TA, TB>(IReadOnlyList<TA> first, IReadOnlyList<TB> second, Func<TA, TB, bool> keep)
         {
-            var data = new TheoryData<DatagramPath, Family>();
-            foreach (DatagramPath p in EveryPath)
-                foreach (Family f in EveryFamily)
-                    if (keep(p, f)) data.Add(p, f);
+            var data = new TheoryData<TA, TB>();
+            foreach (TA a in first)
+                foreach (TB b in second)
+                    if (keep(a, b)) data.Add(a, b);
             return data;
         }
 
-        public static TheoryData<DatagramPath, DatagramContinuations> PathsWithContinuationsWhere(Func<DatagramPath, DatagramContinuations, bool> keep)
-        {
-            var data = new TheoryData<DatagramPath, DatagramContinuations>();
-            foreach (DatagramPath p in EveryPath)
-                foreach (DatagramContinuations m in EveryContinuation)
-                    if (keep(p, m)) data.Add(p, m);
-            return data;
-        }
+        public static TheoryData<DatagramPath, Family> PathsWithFamiliesWhere(Func<DatagramPath, Family, bool> keep) => PairsWhere(EveryPath, EveryFamily, keep);
 
-        public static TheoryData<DatagramBatchMode, Family> BatchModesWithFamiliesWhere(Func<DatagramBatchMode, Family, bool> keep)
-        {
-            var data = new TheoryData<DatagramBatchMode, Family>();
-            foreach (DatagramBatchMode m in EveryBatchMode)
-                foreach (Family f in EveryFamily)
-                    if (keep(m, f)) data.Add(m, f);
-            return data;
-        }
+        public static TheoryData<DatagramPath, DatagramContinuations> PathsWithContinuationsWhere(Func<DatagramPath, DatagramContinuations, bool> keep) => PairsWhere(EveryPath, EveryContinuation, keep);
 
-        public static TheoryData<DatagramBatchMode, DatagramPath> BatchModesWithPathsWhere(Func<DatagramBatchMode, DatagramPath, bool> keep)
-        {
-            var data = new TheoryData<DatagramBatchMode, DatagramPath>();
-            foreach (DatagramBatchMode m in EveryBatchMode)
-                foreach (DatagramPath p in EveryPath)
-                    if (keep(m, p)) data.Add(m, p);
-            return data;
-        }
+        public static TheoryData<DatagramBatchMode, Family> BatchModesWithFamiliesWhere(Func<DatagramBatchMode, Family, bool> keep) => PairsWhere(EveryBatchMode, EveryFamily, keep);
+
+        public static TheoryData<DatagramBatchMode, DatagramPath> BatchModesWithPathsWhere(Func<DatagramBatchMode, DatagramPath, bool> keep) => PairsWhere(EveryBatchMode, EveryPath, keep);
 
         /// <summary>
         /// The rows of <paramref name="rows"/> (a source above) each extended by every value of <paramref name="dimension"/>:
