@@ -15,7 +15,7 @@ namespace WhereAllocation.Bench.Soak
         R4,
         /// <summary><c>bool TryReceiveFrom_NonAlloc(byte[], int, int, SocketFlags, IPEndPointNonAlloc, out ReceivedDatagram)</c>; Socket.Poll when empty.</summary>
         R5,
-        /// <summary><c>bool TryReceiveFrom_NonAlloc(Span&lt;byte&gt;, out ReceivedDatagram, SocketFlags)</c>; Socket.Poll when empty.</summary>
+        /// <summary><c>bool TryReceiveFrom_NonAlloc(Span&lt;byte&gt;, SocketFlags, out ReceivedDatagram)</c>; Socket.Poll when empty.</summary>
         R6,
         /// <summary><c>int DatagramBatch.Receive(Socket)</c>, never waits; Socket.Poll when empty.</summary>
         B1,
@@ -28,7 +28,7 @@ namespace WhereAllocation.Bench.Soak
     {
         /// <summary><c>int SendTo_NonAlloc(byte[], int, int, SocketFlags, IPEndPointNonAlloc)</c>.</summary>
         S1,
-        /// <summary><c>int SendTo_NonAlloc(ReadOnlySpan&lt;byte&gt;, in EndPointKey, SocketFlags)</c>.</summary>
+        /// <summary><c>int SendTo_NonAlloc(ReadOnlySpan&lt;byte&gt;, SocketFlags, in EndPointKey)</c>.</summary>
         S2,
         /// <summary><c>int SendTo_NonAlloc(byte[], int, int, SocketFlags, in EndPointKey)</c>.</summary>
         S3,
