@@ -16,7 +16,7 @@ namespace WhereAllocation.Memory
     /// the mark set. Two interlocked operations per call, uncontended a few nanoseconds each; the callers
     /// keep them off their per-byte and per-allocation fast paths.
     /// <para>The sockets package and the native-memory package each carry this file, so that neither depends on the other;
-    /// the two copies differ only in their namespace, which a test checks (DisposeGuardTests).</para>
+    /// the two copies differ only in their namespace, which scripts/pack-check.sh checks.</para>
     /// </remarks>
     internal struct DisposeGuard
     {
