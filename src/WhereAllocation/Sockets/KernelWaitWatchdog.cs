@@ -12,8 +12,8 @@ namespace WhereAllocation
     /// handle. A background thread looks at the registered sockets every <see cref="TickMilliseconds"/>; for one that was
     /// disposed it shuts the descriptor down for receiving (<see cref="OsSocketCalls.WakeWaitingReceives"/>), and the blocked
     /// receive ends with 0 bytes and no sender, which the receive reports as ObjectDisposedException. The thread starts with
-    /// the first registration and ends itself after <see cref="IdleTicks"/> ticks without one; the next registration starts
-    /// it again. Nothing signals it per datagram: a registration only reads its state (one static read) and writes it only
+    /// the first registration and parks itself (no tick, no system call) after <see cref="IdleTicks"/> ticks without one; the
+    /// next registration wakes it again, allocating nothing (a new thread would allocate on the receiving thread). Nothing signals it per datagram: a registration only reads its state (one static read) and writes it only
     /// when the thread has marked a tick idle.
     /// </summary>
     /// <remarks>
@@ -151,8 +151,35 @@ namespace WhereAllocation
         private static void Start()
         {
             Interlocked.Increment(ref s_starts);
+            lock (s_gate)
+            {
+                // After the first start the thread only parks when idle: resuming it allocates nothing, where a new Thread
+                // object on the receiving thread would put bytes into a server's steady state each time it went idle.
+                if (s_threadMade)
+                {
+                    s_resume = true;
+                    Monitor.Pulse(s_gate);
+                    return;
+                }
+                s_threadMade = true;
+            }
             var thread = new Thread(Run) { IsBackground = true, Name = "WhereAllocation kernel-wait watchdog" };
             thread.Start();
+        }
+
+        // The parked thread's gate: s_threadMade once the one thread exists, s_resume when a start came while it parks.
+        private static readonly object s_gate = new object();
+        private static bool s_threadMade;
+        private static bool s_resume;
+
+        // Waits, without ticking, until a registration starts the watchdog again.
+        private static void Park()
+        {
+            lock (s_gate)
+            {
+                while (!s_resume) Monitor.Wait(s_gate);
+                s_resume = false;
+            }
         }
 
         private static void Run()
@@ -178,7 +205,7 @@ namespace WhereAllocation
                 }
                 // Stopped, after a full fence: a registration that read the state before it changed has filled its slot, and this
                 // look sees it; one that reads it after starts a thread of its own.
-                if (!Look() || Interlocked.CompareExchange(ref s_state, Registered, Stopped) != Stopped) return;
+                if (!Look() || Interlocked.CompareExchange(ref s_state, Registered, Stopped) != Stopped) Park();
                 idle = 0;
             }
         }
