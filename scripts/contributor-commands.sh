@@ -20,8 +20,9 @@ class=$(sed -nE 's/.*FullyQualifiedName~([A-Za-z.]+)\.".*/\1/p' <<<"$coreclr")
 
 # What the class holds, from the assembly: its cases as dotnet test lists every test of the suite.
 dotnet test tests/WhereAllocation.Tests -c Release --list-tests >"$work/all.txt" 2>&1
-expected=$(grep -cE "^    $class\.[A-Za-z0-9_]+(\(|$)" "$work/all.txt")
+expected=$(grep -cE "^[[:space:]]+$class\.[A-Za-z0-9_]+(\(|$)" "$work/all.txt")
 [ "$expected" -gt 0 ]; check $? "the class $class has $expected test cases"
+[ "$expected" -gt 0 ] || tail -20 "$work/all.txt"
 
 eval "$coreclr --logger 'console;verbosity=normal'" >"$work/coreclr.txt" 2>&1; status=$?
 ran=$(grep -cE "^\s+Passed $class\." "$work/coreclr.txt")
