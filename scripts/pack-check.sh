@@ -144,9 +144,30 @@ done < <(cd "$work/unity" && find package -mindepth 1 | grep -v '\.meta$' | grep
 # Links that leave the package (../) are dead where the tarball is read (the Package Manager, the project's Packages/).
 outside=$(grep -rlE '\]\(\.\./' "$work/unity/package" --include='*.md' || true)
 [ -z "$outside" ]; check $? "no markdown file in the tarball links outside the package${outside:+: $outside}"
+# Every relative link of a markdown file in a tarball names a file the tarball holds (a copied page can link a sibling left behind).
+dead_links() {   # folder: prints "file -> target" for each relative markdown link whose target is not in the folder
+  local f target
+  while IFS= read -r f; do
+    while IFS= read -r target; do
+      target=${target%%#*}
+      case "$target" in ''|*://*|mailto:*) continue ;; esac
+      [ -e "$(dirname "$f")/$target" ] || echo "${f#$1/} -> $target"
+    done < <(grep -oE '\]\([^) ]+\)' "$f" | sed -E 's/^\]\((.*)\)$/\1/')
+  done < <(find "$1" -name '*.md')
+}
+dead=$(dead_links "$work/unity/package")
+[ -z "$dead" ]; check $? "every relative link in the tarball's markdown files resolves inside the tarball${dead:+: $dead}"
 for f in package.json LICENSE.md README.md CHANGELOG.md WhereAllocation.asmdef link.xml; do
   [ -s "$work/unity/package/$f" ]; check $? "package/$f present"
 done
+# The Package Manager's "Documentation" link, with no documentationUrl (none is set without a repository address): the
+# package's Documentation~ (else Documentation) folder's index.md, else its tableofcontents.md, else the first .md the
+# folder lists; later editors open README.md when there is no such folder (UnityCsReference,
+# Modules/PackageManagerUI/Editor/Services/Upm/UpmPackageDocs.cs). The listing order is the file system's, so the
+# folder holds one .md: the Unity guide.
+docs_md=$(cd "$work/unity/package" && find Documentation~ Documentation -maxdepth 1 -iname '*.md' 2>/dev/null | sort)
+[ "$docs_md" = "Documentation~/UNITY.md" ]; check $? "the Package Manager's documentation link opens Documentation~/UNITY.md (its only .md: ${docs_md//$'\n'/ })"
+cmp -s "$work/unity/package/Documentation~/UNITY.md" docs/UNITY.md; check $? "Documentation~/UNITY.md is docs/UNITY.md as it stands"
 mkdir -p "$work/json"
 cat >"$work/json/check.cs" <<'CS'
 using System;
@@ -231,9 +252,14 @@ done < <(cd "$work/unity-memory" && find package -mindepth 1 | grep -v '\.meta$'
 [ "$missing" = 0 ]; check $? "every file and folder of the memory tarball has its .meta"
 outside=$(grep -rlE '\]\(\.\./' "$work/unity-memory/package" --include='*.md' || true)
 [ -z "$outside" ]; check $? "no markdown file in the memory tarball links outside the package${outside:+: $outside}"
+dead=$(dead_links "$work/unity-memory/package")
+[ -z "$dead" ]; check $? "every relative link in the memory tarball's markdown files resolves inside it${dead:+: $dead}"
 for f in package.json LICENSE.md README.md CHANGELOG.md WhereAllocation.Memory.asmdef; do
   [ -s "$work/unity-memory/package/$f" ]; check $? "memory package/$f present"
 done
+# The memory package has no documentation folder: later editors' link opens its README.md (see above), earlier ones offer none.
+[ ! -e "$work/unity-memory/package/Documentation~" ] && [ ! -e "$work/unity-memory/package/Documentation" ] && [ -s "$work/unity-memory/package/README.md" ]
+check $? "the memory package's documentation link opens its README.md (no documentation folder)"
 dotnet "$work/json/bin/Release/net10.0/json.dll" "$work/unity-memory/package" "$version" no-samples >"$work/json/mout.txt" 2>&1; rc=$?
 cat "$work/json/mout.txt"; check $rc "memory package.json fields valid"
 
