@@ -33,7 +33,10 @@
 #     assembly of an editor compile and for Editor-only ones, unless the assembly sets noEngineReferences; every
 #     auto-referenced precompiled DLL unless the assembly sets overrideReferences, then only its precompiledReferences;
 #     an assembly is compiled for a target only when its includePlatforms / excludePlatforms and defineConstraints
-#     allow it (includePlatforms ["Editor"]: the editor only); references by name or GUID;
+#     allow it (includePlatforms ["Editor"]: the editor only); references by name or GUID; scripts under Assets/ in no
+#     .asmdef's folder go to the predefined assemblies (Assembly-CSharp, -firstpass, -Editor, -Editor-firstpass), which
+#     reference every custom assembly left autoReferenced (EditorCompilation.cs, GetPredefinedAssemblyReferences): the
+#     project holds a user's scripts of that kind (Assets/Scripts, Assets/Editor);
 #   Editor/Mono/Scripting/ScriptCompilation/ResponseFileProvider.cs: a csc.rsp beside the .asmdef adds its options;
 #   two assemblies with one name stop the compilation.
 # Stricter than Unity: warnings are errors. Planted violations prove the compilation can fail: each is a copy of the
@@ -163,6 +166,53 @@ CS
 dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:library "${references[@]}" "$work/stray/Span.cs" -out:"$work/stray/System.Memory.dll" >"$work/stray.txt" 2>&1
 check $? "a stray System.Memory.dll with its own Span<T> builds (the planted plugin)"
 
+# A user's own scripts with no .asmdef, as most Unity projects have them: Assets/Scripts/ goes to Assembly-CSharp, which
+# sees every auto-referenced assembly (both packages' runtime assemblies) with no reference to add; Assets/Editor/ goes
+# to Assembly-CSharp-Editor, which also sees Assembly-CSharp and UnityEditor (EditorBuildRules.cs, above).
+with_user_scripts() { # <project>
+  mkdir -p "$1/Assets/Scripts" "$1/Assets/Editor"
+  cat >"$1/Assets/Scripts/UserServer.cs" <<'CS'
+using System.Net;
+using System.Net.Sockets;
+using UnityEngine;
+using WhereAllocation;
+using WhereAllocation.Memory;
+
+public sealed class UserServer : MonoBehaviour
+{
+    private readonly byte[] _buffer = new byte[1500];
+    private readonly IPEndPointNonAlloc _from = new IPEndPointNonAlloc(IPAddress.Any, 0);
+    private Socket _socket;
+
+    private void OnEnable()
+    {
+        Debug.Log(DatagramPathSettings.Diagnostic);
+        _socket = DatagramSockets.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        _socket.Blocking = false;
+    }
+
+    private void Update()
+    {
+        while (_socket.TryReceiveFrom_NonAlloc(_buffer, 0, _buffer.Length, SocketFlags.None, _from, out ReceivedDatagram datagram))
+            _socket.TrySendTo_NonAlloc(_buffer, 0, datagram.Length, SocketFlags.None, _from);
+    }
+
+    private void OnDisable() => _socket.Dispose();
+
+    public static int ArenaBytes(int frames) => frames * FrameAllocator.DefaultBlockSize;
+}
+CS
+  cat >"$1/Assets/Editor/UserEditorCheck.cs" <<'CS'
+using UnityEditor;
+using WhereAllocation;
+
+internal static class UserEditorCheck
+{
+    internal static string Describe(BuildTarget target) => target + ": " + DatagramPathSettings.Diagnostic + ", " + UserServer.ArenaBytes(1);
+}
+CS
+}
+
 # The user's project: the package, this version's sample and a copy of an older release's sample left in the project
 # (Unity's import removes an earlier import only where it was put; a moved or copied one stays), and the stray
 # System.Memory.dll among the project's plugins.
@@ -173,6 +223,7 @@ mkdir -p "$work/older"; cp -r src/WhereAllocation/. "$work/older/"
 bash scripts/unity-version.sh --stamp "$work/older" 0.0.9
 tool import-samples --package "$work/older" --project "$project" >/dev/null
 mkdir -p "$project/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$project/Assets/Plugins/"
+with_user_scripts "$project"
 echo "   project: $(cd "$project" && find . -name '*.asmdef' -o -name '*.dll' | sort | tr '\n' ' ')"
 mkdir -p "$work/build"
 for target in editor android-il2cpp ios-il2cpp linux-server-il2cpp linux-mono windows-mono windows-il2cpp macos-il2cpp webgl-il2cpp ps5-il2cpp; do
@@ -189,6 +240,11 @@ for target in editor android-il2cpp ios-il2cpp linux-server-il2cpp linux-mono wi
     grep -q "WhereAllocation.Samples.Kcp2kServer.$version: not compiled for $target (defineConstraints MIRROR_89_OR_NEWER)" "$out.txt" \
       && [ ! -f "$out/WhereAllocation.Samples.Kcp2kServer.$version.dll" ]
     check $? "$target, API level $api: the kcp2k sample, imported into a project without Mirror, is skipped (its defineConstraints)"
+    grep -q "compiled Assembly-CSharp (.*references WhereAllocation, WhereAllocation.Memory, UnityEngine" "$out.txt" && [ -f "$out/Assembly-CSharp.dll" ]
+    check $? "$target, API level $api: the user's scripts under Assets/ with no .asmdef (Assembly-CSharp) compile, seeing both packages with no reference added"
+    if [ "$target" = editor ]; then grep -q "compiled Assembly-CSharp-Editor (.*references Assembly-CSharp, WhereAllocation, WhereAllocation.Memory, UnityEngine, UnityEditor" "$out.txt"
+    else grep -q "Assembly-CSharp-Editor: not compiled for $target" "$out.txt" && [ ! -f "$out/Assembly-CSharp-Editor.dll" ]; fi
+    check $? "$target, API level $api: the user's Assets/Editor scripts (Assembly-CSharp-Editor) compile $([ "$target" = editor ] && echo "for the editor, seeing Assembly-CSharp and both packages" || echo "for no player")"
   done
 done
 grep -q "\"name\": \"$(sed -nE 's/.*PackageName = "([^"]+)".*/\1/p' src/WhereAllocation/Editor/LinkXmlForUnityLinker.cs)\"" src/WhereAllocation/package.json
@@ -252,6 +308,9 @@ planted stray-System.Memory-named-in-precompiledReferences android-il2cpp "CS043
 planted allowUnsafeCode-false android-il2cpp "CS0227" no_unsafe
 planted csc.rsp-removed android-il2cpp "CS8632" no_rsp
 planted two-imported-versions-one-sample-name editor "already exists" fixed_sample_name
+# The runtime assembly not auto-referenced: a user's script with no .asmdef (Assembly-CSharp) no longer sees it.
+not_auto_referenced() { with_user_scripts "$1"; sed -i 's/"autoReferenced": true/"autoReferenced": false/' "$2/WhereAllocation.asmdef"; }
+planted runtime-asmdef-autoReferenced-false android-il2cpp "CS0246" not_auto_referenced
 # The kcp2k sample: an override whose signature is not kcp2k's (CS0115), the guard removed in a project without Mirror
 # (CS0246: the guard is what keeps such a project compiling), and kcp2k's Mirror 90 form without MIRROR_90_OR_NEWER, as
 # Mirror 89.11 to 89.x have it (CS1503).

@@ -22,8 +22,18 @@ using System.Text.Json;
 //
 // What is modelled (Unity 2021.2 to 6000.x):
 //  - an assembly's scripts: the .cs files in its .asmdef's folder and below, except those under a deeper .asmdef;
-//    folders Unity skips (a name starting with '.' or ending with '~') are skipped; a script under no .asmdef is refused
-//    here (Unity would put it in Assembly-CSharp under Assets/, and not compile it at all in a package);
+//    folders Unity skips (a name starting with '.' or ending with '~') are skipped;
+//  - the predefined assemblies (EditorBuildRules.CreatePredefinedTargetAssemblies and GetPredefinedTargetAssembly): a
+//    script under Assets/ and under no .asmdef goes to Assembly-CSharp-firstpass when its path starts with
+//    Assets/Plugins/, Assets/Standard Assets/, Assets/Pro Standard Assets/ or Assets/iPhone Standard Assets/, to
+//    Assembly-CSharp-Editor(-firstpass) when its path has a folder named Editor (the deeper match wins, case
+//    ignored), else to Assembly-CSharp. Assembly-CSharp references the runtime firstpass one, the Editor firstpass one
+//    the runtime firstpass one, Assembly-CSharp-Editor the other three; each references every compiled custom assembly
+//    whose .asmdef leaves autoReferenced true (EditorCompilation.GetPredefinedAssemblyReferences: not
+//    ExplicitlyReferenced) and every auto-referenced precompiled DLL; no unsafe code (Player Settings' default); a
+//    csc.rsp in Assets/ adds its options. The Editor ones are Editor-only assemblies. A script outside Assets/ under no
+//    .asmdef is not compiled by Unity ("will not be compiled because it exists outside the Assets folder"): an error
+//    here, since a package's script that Unity drops is a defect of the package;
 //  - two .asmdef files with one name: Unity refuses the whole compilation ("Assembly with name ... already exists");
 //  - includePlatforms / excludePlatforms against the target's platform ("Editor" in the editor); an assembly whose
 //    includePlatforms is ["Editor"] alone is an Editor-only assembly;
@@ -41,7 +51,7 @@ using System.Text.Json;
 //  - C# 9 (-langversion:9), the target's and the API level's defines, and the API level's reference assemblies: .NET
 //    Standard 2.1, or the ".NET Framework" level (Unity's 4.8 profile; Editor-only assemblies always compile at this
 //    level, as the editor compiles them against its own profile).
-// Not modelled: Assembly-CSharp and the other predefined assemblies, .asmref files (refused), Roslyn analyzers and
+// Not modelled: .asmref files (refused), the test runner's assemblies, Roslyn analyzers and
 // source generators, a project-wide csc.rsp under Assets/, scripting define symbols per build target (--defines gives
 // one set for every target).
 internal static class Program
@@ -83,7 +93,7 @@ internal static class Program
         public string Name = "", Path = "", Folder = "", Guid = "";
         public List<string> References = new(), Include = new(), Exclude = new(), Precompiled = new(), Constraints = new();
         public List<(string Package, string Expression, string Define)> VersionDefines = new();
-        public bool Unsafe, Override, NoEngine;
+        public bool Unsafe, Override, NoEngine, AutoReferenced = true, Predefined;
         public List<string> Sources = new();
         public bool EditorOnly => Include.Count == 1 && Include[0] == "Editor";
     }
@@ -199,6 +209,7 @@ internal static class Program
                 References = Strings(json, "references"), Include = Strings(json, "includePlatforms"), Exclude = Strings(json, "excludePlatforms"),
                 Precompiled = Strings(json, "precompiledReferences"), Constraints = Strings(json, "defineConstraints"),
                 Unsafe = Flag(json, "allowUnsafeCode"), Override = Flag(json, "overrideReferences"), NoEngine = Flag(json, "noEngineReferences"),
+                AutoReferenced = !(json.TryGetProperty("autoReferenced", out var auto) && auto.ValueKind == JsonValueKind.False),
             };
             if (json.TryGetProperty("versionDefines", out var versionDefines))
                 foreach (var v in versionDefines.EnumerateArray())
@@ -209,10 +220,21 @@ internal static class Program
         foreach (var group in asmdefs.GroupBy(a => a.Name).Where(g => g.Count() > 1))
             Error("Assembly with name '" + group.Key + "' already exists (" + string.Join(", ", group.Select(a => Rel(project, a.Path))) + ")");
 
+        var predefined = new Dictionary<string, Asmdef>();
         foreach (string source in files.Where(f => f.EndsWith(".cs")))
         {
             var owner = asmdefs.Where(a => source.StartsWith(a.Folder + Path.DirectorySeparatorChar)).OrderByDescending(a => a.Folder.Length).FirstOrDefault();
-            if (owner == null) Error(Rel(project, source) + " is under no .asmdef (predefined assemblies are not modelled here)");
+            if (owner == null && source.StartsWith(Path.Combine(project, "Assets") + Path.DirectorySeparatorChar))
+            {
+                string name = PredefinedAssembly("/" + Rel(project, source).Replace('\\', '/').ToLowerInvariant());
+                if (!predefined.TryGetValue(name, out owner))
+                {
+                    owner = new Asmdef { Name = name, Path = source, Folder = Path.Combine(project, "Assets"), Predefined = true };
+                    if (name.Contains("-Editor")) owner.Include.Add("Editor");
+                    predefined[name] = owner;
+                }
+            }
+            if (owner == null) Error("Script '" + Rel(project, source) + "' will not be compiled because it exists outside the Assets folder and does not belong to any assembly definition file");
             else owner.Sources.Add(source);
         }
 
@@ -230,6 +252,27 @@ internal static class Program
             if (why.Length > 0) Console.WriteLine("  " + asmdef.Name + ": not compiled for " + options["target"] + " (" + why + ")");
             else if (asmdef.Sources.Count == 0) Console.WriteLine("  " + asmdef.Name + ": no scripts, not compiled");
             else compatible[asmdef.Name] = asmdef;
+        }
+
+        // The predefined assemblies that have scripts: each references the predefined ones before it (as Unity orders them)
+        // and every custom assembly compiled for the target that is auto-referenced.
+        string[] order = { "Assembly-CSharp-firstpass", "Assembly-CSharp", "Assembly-CSharp-Editor-firstpass", "Assembly-CSharp-Editor" };
+        var before = new Dictionary<string, string[]>
+        {
+            ["Assembly-CSharp-firstpass"] = new string[0],
+            ["Assembly-CSharp"] = new[] { "Assembly-CSharp-firstpass" },
+            ["Assembly-CSharp-Editor-firstpass"] = new[] { "Assembly-CSharp-firstpass" },
+            ["Assembly-CSharp-Editor"] = new[] { "Assembly-CSharp-firstpass", "Assembly-CSharp", "Assembly-CSharp-Editor-firstpass" },
+        };
+        var custom = compatible.Values.Where(a => a.AutoReferenced).Select(a => a.Name).OrderBy(n => n, StringComparer.Ordinal).ToList();
+        foreach (string name in order)
+        {
+            if (!predefined.TryGetValue(name, out var assembly)) continue;
+            string why = Incompatible(assembly, target, baseDefines);
+            if (why.Length > 0) { Console.WriteLine("  " + name + ": not compiled for " + options["target"] + " (an editor assembly)"); continue; }
+            assembly.References.AddRange(before[name].Where(compatible.ContainsKey));
+            assembly.References.AddRange(custom);
+            compatible[name] = assembly;
         }
 
         // Compile in reference order; an assembly whose reference failed is not compiled.
@@ -309,6 +352,24 @@ internal static class Program
     }
 
     private static string Rel(string project, string path) => Path.GetRelativePath(project, path);
+
+    // The predefined assembly of a script under Assets/ and under no .asmdef, from its lower-case path "/assets/...": the
+    // filter that matches deepest wins, the first in Unity's order on a tie (EditorBuildRules.GetPredefinedTargetAssembly).
+    private static string PredefinedAssembly(string lowerPath)
+    {
+        int firstPass = new[] { "/assets/plugins/", "/assets/standard assets/", "/assets/pro standard assets/", "/assets/iphone standard assets/" }
+            .Where(p => lowerPath.StartsWith(p, StringComparison.Ordinal)).Select(p => p.Length).DefaultIfEmpty(-1).First();
+        int editorAt = lowerPath.IndexOf("/editor/", StringComparison.Ordinal);
+        int editor = editorAt < 0 ? -1 : editorAt + "/editor/".Length;
+        int editorFirstPass = firstPass < 0 ? -1 : editor;
+        var depths = new (string Name, int Depth)[]
+        {
+            ("Assembly-CSharp-firstpass", firstPass), ("Assembly-CSharp", 0), ("Assembly-CSharp-Editor-firstpass", editorFirstPass), ("Assembly-CSharp-Editor", editor),
+        };
+        var best = depths[0];
+        foreach (var d in depths) if (d.Depth > best.Depth) best = d;
+        return best.Name;
+    }
 
     // The target's defines and the assembly's versionDefines whose package version matches.
     private static string Defines(Asmdef asmdef, string defines, Dictionary<string, string> packageVersions)
