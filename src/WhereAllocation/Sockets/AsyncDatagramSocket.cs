@@ -86,6 +86,9 @@ namespace WhereAllocation
         /// <summary>Where awaits that waited resume.</summary>
         public DatagramContinuations Continuations => _awaited.Continuations;
 
+        /// <summary>For tests: the socket's record in its engine (its armings are counted there).</summary>
+        internal AwaitedSocket Awaited => _awaited;
+
         /// <summary>
         /// Receives one datagram into <paramref name="buffer"/>: at once when one is queued, else when one arrives. A
         /// datagram longer than the buffer is stored cut and reported with <see cref="ReceivedDatagram.Truncated"/>. The

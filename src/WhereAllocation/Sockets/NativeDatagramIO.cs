@@ -206,7 +206,7 @@ namespace WhereAllocation
 #endif
         }
 
-        /// <summary>What <see cref="Receive(Socket, Span{byte}, SocketFlags, bool, IPEndPointNonAlloc, out EndPointKey)"/> returns instead of a length when nothing was queued and the caller would not wait.</summary>
+        /// <summary>What <see cref="Receive(Socket, Span{byte}, SocketFlags, bool, IPEndPointNonAlloc, out EndPointKey, bool)"/> returns instead of a length when nothing was queued and the caller would not wait.</summary>
         internal const long NothingQueued = -1;
 
         /// <summary>
@@ -269,10 +269,14 @@ namespace WhereAllocation
             return received;
         }
 
-        /// <summary>Into <paramref name="buffer"/>; the sender goes to <paramref name="into"/> when given (<paramref name="sender"/> then stays empty), else to <paramref name="sender"/>.</summary>
-        internal static long Receive(Socket socket, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender)
+        /// <summary>
+        /// Into <paramref name="buffer"/>; the sender goes to <paramref name="into"/> when given (<paramref name="sender"/> then stays
+        /// empty), else to <paramref name="sender"/>. <paramref name="askShutdown"/> false: a receive that finds nothing queued does
+        /// not ask whether the socket was shut down for receiving (an await's try, whose poller reports that itself).
+        /// </summary>
+        internal static long Receive(Socket socket, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender, bool askShutdown = true)
         {
-            fixed (byte* start = buffer) return Receive(socket, start, buffer.Length, flags, wait, into, out sender);
+            fixed (byte* start = buffer) return Receive(socket, start, buffer.Length, flags, wait, into, out sender, askShutdown: askShutdown);
         }
 
         /// <summary>
@@ -283,8 +287,10 @@ namespace WhereAllocation
         /// socket is blocking, and throws WouldBlock when it is not, as the runtime does. <paramref name="nothingQueued"/>:
         /// the caller's own receive just found nothing queued, so this one starts where that answer leads. <paramref name="kernelWaitStart"/>
         /// (a Stopwatch timestamp, 0 for none): the caller's own kernel wait, begun then, just ended without a datagram.
+        /// <paramref name="askShutdown"/> false: nothing queued is answered as such, without asking whether the socket was shut
+        /// down for receiving (the caller learns that otherwise: an await's poller reports it).
         /// </summary>
-        private static long Receive(Socket socket, byte* payload, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender, bool nothingQueued = false, long kernelWaitStart = 0)
+        private static long Receive(Socket socket, byte* payload, int size, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out EndPointKey sender, bool nothingQueued = false, long kernelWaitStart = 0, bool askShutdown = true)
         {
             byte* address = stackalloc byte[SockaddrLayout.StorageSize];
             int addressLength;
@@ -370,8 +376,9 @@ namespace WhereAllocation
                     }
                     // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and recvfrom says only
                     // "nothing queued". Asked when a wait said readable, or when the caller would not wait: a wait's first poll
-                    // on such a socket answers at once, so the question costs a call only where the answer can be yes.
-                    if (error == SocketError.WouldBlock && (polled || !wait || !socket.Blocking) && s_os.IsReceiveShutDown(raw))
+                    // on such a socket answers at once, so the question costs a call only where the answer can be yes. Not at all
+                    // for an await's try, whose poller reports the shutdown with the readiness (see DatagramOperation.OnReady).
+                    if (error == SocketError.WouldBlock && askShutdown && (polled || !wait || !socket.Blocking) && s_os.IsReceiveShutDown(raw))
                     {
                         received = ShutDown(out error);
                         break;

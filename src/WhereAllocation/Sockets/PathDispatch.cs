@@ -25,13 +25,15 @@ namespace WhereAllocation
         /// One datagram into <paramref name="buffer"/> (a span of <paramref name="array"/> from <paramref name="offset"/> when
         /// the caller has an array) on <paramref name="path"/>; the sender also goes to <paramref name="into"/> when given. With
         /// <paramref name="wait"/> false, false when nothing is queued; with it true, a blocking socket waits (honouring its
-        /// receive timeout) and an empty non-blocking one throws WouldBlock.
+        /// receive timeout) and an empty non-blocking one throws WouldBlock. <paramref name="askShutdown"/> false (an await's try on
+        /// the native path, whose poller reports a shutdown itself): the native receive that finds nothing queued does not ask the
+        /// OS whether the socket was shut down for receiving; the runtime's paths keep their own way.
         /// </summary>
-        internal static bool Receive(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
+        internal static bool Receive(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram, bool askShutdown = true)
         {
             if (path == DatagramPath.Native)
             {
-                long length = NativeDatagramIO.Receive(socket, buffer, flags, wait, into, out EndPointKey sender);
+                long length = NativeDatagramIO.Receive(socket, buffer, flags, wait, into, out EndPointKey sender, askShutdown);
                 if (length < 0)
                 {
                     datagram = default;

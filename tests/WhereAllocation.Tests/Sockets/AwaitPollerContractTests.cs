@@ -437,6 +437,44 @@ namespace WhereAllocation.Tests
                 (AwaitTestSeam.EmptyReports - emptyBefore) + " empty readiness reports");
         }
 
+        /// <summary>
+        /// A shutdown for receiving ends the socket's waiting receive, never its waiting send: the socket may still send. The
+        /// send waits for room (a stand-in says the buffer is full) while the receive is armed beside it, so the report that
+        /// ends the receive (epoll's EPOLLRDHUP) comes with the send's writability; the send goes on waiting, and sends once
+        /// there is room. Where the poller reports no shutdown for receiving (WSAPoll), that is said, and checked to be Windows.
+        /// </summary>
+        [Theory]
+        [MemberData(nameof(Matrix.Continuations), MemberType = typeof(Matrix))]
+        public void AShutdownForReceivingEndsTheWaitingReceiveNotTheWaitingSend(DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!AwaitEngine.Native.ReportsReceiveShutDown)
+            {
+                Assert.True(System.Runtime.InteropServices.RuntimeInformation.IsOSPlatform(System.Runtime.InteropServices.OSPlatform.Windows),
+                    AwaitEngine.Native.Mechanism + " does not report a shutdown for receiving");
+                return;
+            }
+            using var pair = new Loopback(Family.IPv4);
+            // Connected: Mono refuses to shut an unconnected socket down.
+            pair.Server.Connect(pair.ClientEndPoint);
+            using var server = new AsyncDatagramSocket(pair.Server, mode);
+            using FullSendBuffer full = FullSendBuffer.Install();
+            full.Refusing = true;
+            Task<int> send = server.SendToAsync(new byte[] { 7, 8, 9 }, pair.ClientKey).AsTask();
+            Assert.False(send.IsCompleted);
+            ShutDownReceiving(pair.Server);
+            Assert.Equal("Shutdown", Awaits.Outcome(server.ReceiveFromAsync(new byte[16]), Bound, out ReceivedDatagram _));
+            // The send is tried again at least once a slice while it waits: two more refusals, and it is still waiting.
+            int refused = full.Refused;
+            Assert.True(SpinWait.SpinUntil(() => send.IsCompleted || full.Refused >= refused + 2, Bound), "the waiting send was not tried again");
+            if (send.IsCompleted) Assert.Fail("the send ended with the receive: " + Awaits.Outcome(new ValueTask<int>(send), 0, out int _));
+            full.Refusing = false;
+            Assert.Equal("", Awaits.Outcome(new ValueTask<int>(send), Bound, out int sent));
+            Assert.Equal(3, sent);
+            var arrived = new byte[16];
+            Assert.Equal(3, pair.Client.Receive(arrived));
+        }
+
         [Observes(AwaitsContract.Section, "A1", "empty readiness")]
         [Theory]
         [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]

@@ -96,6 +96,9 @@ namespace WhereAllocation
         /// <summary>The mechanism's name, for diagnostics.</summary>
         internal string Mechanism => _poller.Mechanism;
 
+        /// <summary>True when the poller reports a socket shut down for receiving with its readiness (see <see cref="ReadinessPoller.ReportsReceiveShutDown"/>).</summary>
+        internal bool ReportsReceiveShutDown => _poller.ReportsReceiveShutDown;
+
         /// <summary>True on this engine's thread (the I/O thread).</summary>
         internal bool IsIoThread => _threadId == Environment.CurrentManagedThreadId;
 
@@ -282,9 +285,10 @@ namespace WhereAllocation
             AwaitedSocket? socket = Volatile.Read(ref slots[slot]);
             if (socket == null || socket.Token != token) return; // gone, or the slot serves another socket now
             bool hungUp = (events & Readiness.HangUp) != 0;
-            bool read = (events & (Readiness.Read | Readiness.Error | Readiness.HangUp)) != 0;
+            bool read = (events & (Readiness.Read | Readiness.Error | Readiness.HangUp | Readiness.ReadHangUp)) != 0;
             bool write = (events & (Readiness.Write | Readiness.Error | Readiness.HangUp)) != 0;
-            if (read) socket.Receive.OnReady(hungUp);
+            // A shutdown for receiving ends a receive that finds nothing, never a send (its socket may still send).
+            if (read) socket.Receive.OnReady(hungUp || (events & Readiness.ReadHangUp) != 0);
             if (write) socket.Send.OnReady(hungUp);
             // An operation that tried and found nothing armed the socket again itself; one of the other direction is armed here.
             if ((!read && socket.Receive.NeedsReport) || (!write && socket.Send.NeedsReport)) Arm(socket);

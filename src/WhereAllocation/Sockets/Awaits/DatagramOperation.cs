@@ -74,8 +74,12 @@ namespace WhereAllocation
         /// <summary>What a second call while one is outstanding is told.</summary>
         private protected abstract string BusyMessage { get; }
 
-        /// <summary>The call, tried once without waiting: true with its result, false when it would have to wait. Throws what the call throws.</summary>
-        private protected abstract bool TryNow(out TResult result);
+        /// <summary>
+        /// The call, tried once without waiting: true with its result, false when it would have to wait. Throws what the call
+        /// throws. <paramref name="askShutdown"/> false: a receive that finds nothing queued does not ask the OS whether its
+        /// socket was shut down for receiving (the engine's report says so: see <see cref="OnReady"/>).
+        /// </summary>
+        private protected abstract bool TryNow(bool askShutdown, out TResult result);
 
         /// <summary>True for the receive (which a shut-down socket ends).</summary>
         private protected abstract bool IsReceive { get; }
@@ -123,7 +127,9 @@ namespace WhereAllocation
                 bool done;
                 try
                 {
-                    done = TryNow(out result);
+                    // Never asked here: a socket shut down for receiving is reported to the engine at once, as readable and
+                    // hung up for reading, and the engine's try ends the wait with Shutdown (OnReady).
+                    done = TryNow(false, out result);
                 }
                 catch (Exception e)
                 {
@@ -217,7 +223,8 @@ namespace WhereAllocation
             bool done;
             try
             {
-                done = TryNow(out result);
+                // Asked only of a poller that does not report a shutdown for receiving with the readiness (it says hungUp then).
+                done = TryNow(!Owner.Engine.ReportsReceiveShutDown, out result);
             }
             catch (Exception e)
             {

@@ -12,6 +12,9 @@ namespace WhereAllocation
         Write = 2,
         Error = 4,
         HangUp = 8,
+
+        /// <summary>Shut down for receiving (epoll's EPOLLRDHUP): ends a waiting receive that finds nothing queued, never a send.</summary>
+        ReadHangUp = 16,
     }
 
     /// <summary>
@@ -54,6 +57,13 @@ namespace WhereAllocation
 
         /// <summary>The socket leaves the set for good (its wrapper was disposed). Under the list's lock, from any thread.</summary>
         internal abstract void Remove(AwaitedSocket socket);
+
+        /// <summary>
+        /// True when a socket armed for reading that was shut down for receiving is reported at once as hung up
+        /// (<see cref="Readiness.ReadHangUp"/> or <see cref="Readiness.HangUp"/>): an await's tries then never ask the OS
+        /// whether it was. False where the report says only "readable" (or nothing): the engine's try asks.
+        /// </summary>
+        internal virtual bool ReportsReceiveShutDown => false;
 
         /// <summary>True when an arming from another thread takes effect only at the next wait: the engine then calls <see cref="Wake"/>.</summary>
         internal virtual bool ArmNeedsWake => false;

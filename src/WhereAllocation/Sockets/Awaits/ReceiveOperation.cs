@@ -25,9 +25,9 @@ namespace WhereAllocation
             return Run(token, anchor);
         }
 
-        private protected override bool TryNow(out ReceivedDatagram result)
+        private protected override bool TryNow(bool askShutdown, out ReceivedDatagram result)
         {
-            return PathDispatch.Receive(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, false, null, out result);
+            return PathDispatch.Receive(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, false, null, out result, askShutdown);
         }
 
         private protected override bool IsReceive => true;

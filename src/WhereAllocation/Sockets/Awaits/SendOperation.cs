@@ -28,7 +28,7 @@ namespace WhereAllocation
             return Run(token, anchor);
         }
 
-        private protected override bool TryNow(out int result)
+        private protected override bool TryNow(bool askShutdown, out int result)
         {
             result = PathDispatch.Send(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, _to, false);
             return result >= 0;

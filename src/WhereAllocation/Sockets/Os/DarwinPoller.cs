@@ -34,6 +34,10 @@ namespace WhereAllocation
 
         internal override string Mechanism => "kqueue";
 
+        // EVFILT_READ reports a socket shut down for receiving at once, with EV_EOF (and its receive then returns 0 bytes
+        // without a sender, which the library reads as that shutdown anyway).
+        internal override bool ReportsReceiveShutDown => true;
+
         internal override SocketError Open()
         {
             _queue = Libc.KQueue();

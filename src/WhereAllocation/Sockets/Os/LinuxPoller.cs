@@ -7,8 +7,10 @@ namespace WhereAllocation
 {
     /// <summary>
     /// Linux: one epoll set the kernel keeps, each socket added once (EPOLL_CTL_ADD) and re-armed per wait with
-    /// EPOLL_CTL_MOD and EPOLLONESHOT. A descriptor armed from any thread joins a wait already in progress, so no
-    /// wake-up is ever needed, and one closed by its owner leaves the set by itself. The events are read from a native
+    /// EPOLL_CTL_MOD and EPOLLONESHOT. Armed for reading, it asks for EPOLLRDHUP too: a socket shut down for receiving
+    /// (readable for ever, with nothing to read) is reported at once as such, and no try of an await asks again. A
+    /// descriptor armed from any thread joins a wait already in progress, so no wake-up is ever needed, and one closed
+    /// by its owner leaves the set by itself. The events are read from a native
     /// block laid out for the architecture: struct epoll_event is packed on x86 and x86-64 (12 bytes) and naturally
     /// aligned elsewhere (16 bytes).
     /// </summary>
@@ -22,6 +24,7 @@ namespace WhereAllocation
         private const uint EpollOut = 0x4;
         private const uint EpollErr = 0x8;
         private const uint EpollHup = 0x10;
+        private const uint EpollRdHup = 0x2000;
         private const uint EpollOneShot = 1u << 30;
         private const int ENoEnt = 2;
         private const int EExist = 17;
@@ -46,6 +49,8 @@ namespace WhereAllocation
         }
 
         internal override string Mechanism => "epoll";
+
+        internal override bool ReportsReceiveShutDown => true;
 
         internal override SocketError Open()
         {
@@ -78,7 +83,7 @@ namespace WhereAllocation
             {
                 int descriptor = (int)held.Raw;
                 byte* ev = stackalloc byte[16];
-                *(uint*)ev = (socket.ArmedRead ? EpollIn : 0) | (socket.ArmedWrite ? EpollOut : 0) | EpollOneShot;
+                *(uint*)ev = (socket.ArmedRead ? EpollIn | EpollRdHup : 0) | (socket.ArmedWrite ? EpollOut : 0) | EpollOneShot;
                 *(long*)(ev + DataOffset) = socket.Token;
                 int op = socket.InSet ? CtlMod : CtlAdd;
                 if (Libc.EpollCtl(_epoll, op, descriptor, ev) != 0)
@@ -121,6 +126,7 @@ namespace WhereAllocation
             if ((flags & EpollOut) != 0) events |= Readiness.Write;
             if ((flags & EpollErr) != 0) events |= Readiness.Error;
             if ((flags & EpollHup) != 0) events |= Readiness.HangUp;
+            if ((flags & EpollRdHup) != 0) events |= Readiness.ReadHangUp;
         }
     }
 }
