@@ -100,7 +100,9 @@ namespace WhereAllocation
             token = (long)ev->UserData;
             events = ev->Filter == FilterRead ? Readiness.Read : ev->Filter == FilterWrite ? Readiness.Write : Readiness.None;
             if ((ev->Flags & EvError) != 0) events |= Readiness.Error;  // the socket (or the arming) failed: the waiting call tells how
-            if ((ev->Flags & EvEof) != 0) events |= Readiness.HangUp;   // the socket was shut down
+            // The socket was shut down: EVFILT_READ says EV_EOF once it cannot receive, EVFILT_WRITE once it cannot send (XNU's
+            // filt_soread and filt_sowrite). A receive-only shutdown ends the waiting receive, not a send, as EPOLLRDHUP on Linux.
+            if ((ev->Flags & EvEof) != 0) events |= ev->Filter == FilterRead ? Readiness.ReadHangUp : Readiness.HangUp;
         }
 
         private static void Change(Libc.KEvent* change, IntPtr socket, short filter, ushort flags, long token)
