@@ -99,7 +99,8 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
                      alloc-baseline, managed-nonalloc, library, library-batch,
                      dotnet-socketaddress, raw-pinvoke and raw-recvmmsg (for scale: the least a
                      C# receive can do on this runtime, one datagram or 64 per call), c-recvfrom, c-recvmmsg;
-                     pingpong: library, library-batch, library-async, runtime, runtime-socketaddress, c-echo
+                     pingpong: library, library-batch, library-async, runtime, runtime-socketaddress,
+                     runtime-async, c-echo
   --out DIR          where results.csv, summary.csv, results.md, results.svg, details.csv, rounds.csv,
                      shards.csv and tick.csv go (default: results/<runtime label> under the current folder)
   --runtime-label L  the runtime column of the results (default: coreclr or mono, detected)

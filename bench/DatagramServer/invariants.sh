@@ -210,7 +210,7 @@ done
 pingpong_header='runtime,server,clients,rounds,echoes_per_second_median,cpu_ns_per_echo_median,bytes_per_echo,syscalls_per_echo,p50_us,p99_us,p999_us,lost,wrong'
 for runtime in coreclr mono; do
   case $runtime in
-    coreclr) run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll); servers="c-echo library library-async library-batch runtime runtime-socketaddress" ;;
+    coreclr) run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll); servers="c-echo library library-async library-batch runtime runtime-async runtime-socketaddress" ;;
     mono) run=(mono --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll); servers="c-echo library library-async library-batch runtime" ;;
   esac
   pdir="$out/$runtime-pingpong"

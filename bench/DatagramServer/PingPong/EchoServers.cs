@@ -18,6 +18,12 @@ namespace WhereAllocation.Bench.DatagramServer
 
         public long Echoes;
         public long CountedEchoes;
+
+        /// <summary>
+        /// Counts the whole process's CPU time and bytes instead of one thread's: for a loop whose continuations run on
+        /// whichever pool thread takes them. The process's other threads wait meanwhile (the clients are another process).
+        /// </summary>
+        public bool ProcessWide { get; set; }
         public long CpuNs;
         public long Bytes;
         private long _startAt = WarmEchoes;
@@ -43,8 +49,19 @@ namespace WhereAllocation.Bench.DatagramServer
         {
             _thread = Environment.CurrentManagedThreadId;
             _startEchoes = Echoes;
-            _cpu0 = Linux.ThreadCpuNanoseconds();
-            _bytes0 = GC.GetAllocatedBytesForCurrentThread();
+            _cpu0 = ProcessWide ? Linux.ProcessCpuNanoseconds() : Linux.ThreadCpuNanoseconds();
+            _bytes0 = ProcessWide ? ProcessBytes() : GC.GetAllocatedBytesForCurrentThread();
+        }
+
+        // Every thread's allocations (exact: a precise count, taken twice per run, never per echo). .NET Core 3.0+ only: the
+        // process-wide meter serves the runtime's awaits, which are .NET 8+ only.
+        private static long ProcessBytes()
+        {
+#if NET8_0_OR_GREATER
+            return GC.GetTotalAllocatedBytes(true);
+#else
+            throw new PlatformNotSupportedException("a process-wide byte count needs .NET Core 3.0 or later");
+#endif
         }
 
         /// <summary>
@@ -53,9 +70,9 @@ namespace WhereAllocation.Bench.DatagramServer
         /// </summary>
         public void Stop()
         {
-            if (_startEchoes < 0 || Environment.CurrentManagedThreadId != _thread) return;
-            Bytes = GC.GetAllocatedBytesForCurrentThread() - _bytes0;
-            CpuNs = Linux.ThreadCpuNanoseconds() - _cpu0;
+            if (_startEchoes < 0 || (!ProcessWide && Environment.CurrentManagedThreadId != _thread)) return;
+            Bytes = (ProcessWide ? ProcessBytes() : GC.GetAllocatedBytesForCurrentThread()) - _bytes0;
+            CpuNs = (ProcessWide ? Linux.ProcessCpuNanoseconds() : Linux.ThreadCpuNanoseconds()) - _cpu0;
             CountedEchoes = Echoes - _startEchoes;
         }
     }
@@ -89,6 +106,7 @@ namespace WhereAllocation.Bench.DatagramServer
             new LibraryAwaitServer(),
             new RuntimeEndPointServer(),
             new RuntimeSocketAddressServer(),
+            new RuntimeAwaitServer(),
         };
 
         /// <summary>The README's example: a blocking ReceiveFrom_NonAlloc into a reused buffer and endpoint, a SendTo_NonAlloc back.</summary>
@@ -233,6 +251,43 @@ namespace WhereAllocation.Bench.DatagramServer
             }
 #else
             public override string? Unavailable => "the SocketAddress overloads are .NET 8+ only";
+
+            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu) => throw new PlatformNotSupportedException(Unavailable);
+#endif
+        }
+
+        /// <summary>
+        /// .NET 8+: the runtime's own awaits as a server on them writes them, with the SocketAddress overloads (no endpoint
+        /// made per datagram). Their continuations run on the thread pool, on whichever worker takes them, so its CPU time and
+        /// bytes are the whole process's (<see cref="EchoMeter.ProcessWide"/>): the pool's spinning workers and the runtime's
+        /// epoll thread included, which is what this way of serving costs.
+        /// </summary>
+        private sealed class RuntimeAwaitServer : EchoServer
+        {
+            public RuntimeAwaitServer()
+                : base("runtime-async", ".NET 8+: await socket.ReceiveFromAsync(memory, None, SocketAddress), await socket.SendToAsync(memory[..length], None, SocketAddress); reused buffer and SocketAddress; the runtime's continuations (thread pool); CPU and bytes: the whole process's") { }
+
+#if NET8_0_OR_GREATER
+            public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu)
+            {
+                meter.ProcessWide = true;
+                Loop(socket, buffer, meter).GetAwaiter().GetResult();
+            }
+
+            private static async Task Loop(Socket socket, byte[] buffer, EchoMeter meter)
+            {
+                var from = new SocketAddress(socket.AddressFamily);
+                while (true)
+                {
+                    int length = await socket.ReceiveFromAsync(buffer.AsMemory(), SocketFlags.None, from);
+                    if (length == 4) break;
+                    await socket.SendToAsync(buffer.AsMemory(0, length), SocketFlags.None, from);
+                    meter.Echoed();
+                }
+                meter.Stop();
+            }
+#else
+            public override string? Unavailable => "the SocketAddress overloads of ReceiveFromAsync and SendToAsync are .NET 8+ only";
 
             public override void Serve(Socket socket, byte[] buffer, EchoMeter meter, int cpu) => throw new PlatformNotSupportedException(Unavailable);
 #endif

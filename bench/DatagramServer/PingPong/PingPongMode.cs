@@ -78,7 +78,7 @@ namespace WhereAllocation.Bench.DatagramServer
             if (options.Methods != null)
             {
                 foreach (string m in options.Methods)
-                    if (!names.Contains(m)) throw new ArgumentException("--methods: no ping-pong server named " + m + " here (library, library-batch, library-async, runtime, runtime-socketaddress, c-echo)");
+                    if (!names.Contains(m)) throw new ArgumentException("--methods: no ping-pong server named " + m + " here (library, library-batch, library-async, runtime, runtime-socketaddress, runtime-async, c-echo)");
             }
 
             var rows = new Dictionary<string, Row>();
@@ -522,6 +522,20 @@ namespace WhereAllocation.Bench.DatagramServer
             Row? a = Get("library-async", syscallClients);
             if (a != null && l100 != null)
                 line.Append(string.Format(CultureInfo.InvariantCulture, "awaits vs blocking loop at {0} clients: echoes/s {1:F2}x, p50 {2:F2}x (target within 1.2); ", syscallClients, a.Rate / l100.Rate, a.P50 / l100.P50));
+            Row? ra = Get("runtime-async", syscallClients);
+            if (a != null && ra != null)
+            {
+                line.Append(string.Format(CultureInfo.InvariantCulture, "awaits vs the runtime's awaits at {0} clients: echoes/s {1:F2}x", syscallClients, a.Rate / ra.Rate));
+                var awaitCalls = new List<string>();
+                foreach (int n in countedClients)
+                {
+                    Row? an = Get("library-async", n), rn = Get("runtime-async", n);
+                    if (an != null && rn != null && !double.IsNaN(an.SyscallsPerEcho) && !double.IsNaN(rn.SyscallsPerEcho))
+                        awaitCalls.Add(string.Format(CultureInfo.InvariantCulture, "{0:F2} vs {1:F2} at {2}", an.SyscallsPerEcho, rn.SyscallsPerEcho, n));
+                }
+                if (awaitCalls.Count > 0) line.Append(", syscalls/echo ").Append(string.Join(", ", awaitCalls)).Append(" clients");
+                line.Append("; ");
+            }
             double maxBytes = rows.Values.Where(r => r.Name.StartsWith("library", StringComparison.Ordinal)).Select(r => r.Bytes).DefaultIfEmpty(double.NaN).Max();
             line.Append("library ").Append(F(maxBytes, "F0")).Append(" B/echo, ").Append(rows.Values.Sum(r => r.Lost + r.Wrong)).Append(" lost");
             return line.ToString();
