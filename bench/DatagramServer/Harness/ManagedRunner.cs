@@ -61,7 +61,11 @@ namespace WhereAllocation.Bench.DatagramServer
             if (drain) Drain(row, run, receiver, socket, waker, receiverEndPoint, options, tools, count, inject, progress);
             else Stream(row, run, receiver, socket, waker, receiverEndPoint, options, tools, count, inject, progress);
 
-            if (!receiver.Join(StopTimeout)) throw new TimeoutException(method.Name + ": the receiving thread did not stop");
+            if (!receiver.Join(StopTimeout))
+            {
+                Linux.DumpThreadsIfMono(method.Name + ": the receiving thread did not stop");
+                throw new TimeoutException(method.Name + ": the receiving thread did not stop");
+            }
             if (run.Failure != null) throw new InvalidOperationException(method.Name + ": the receive loop failed: " + run.Failure.Message, run.Failure);
 
             row.Gen0 = GC.CollectionCount(0) - gen0;

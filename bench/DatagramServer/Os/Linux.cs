@@ -15,6 +15,7 @@ namespace WhereAllocation.Bench.DatagramServer
         private const int SolSocket = 1;
         private const int SoRcvbuf = 8;
         private const int SigInt = 2;
+        private const int SigQuit = 3;
         private const int SigCont = 18;
         private const int SigStop = 19;
 
@@ -128,6 +129,19 @@ namespace WhereAllocation.Bench.DatagramServer
         public static void Interrupt(int pid)
         {
             if (Kill(pid, SigInt) != 0) throw new InvalidOperationException("kill(SIGINT) failed: errno " + Marshal.GetLastWin32Error());
+        }
+
+        /// <summary>
+        /// A thread that should have ended has not: on Mono, every managed thread's stack is written to standard output
+        /// (Mono's answer to SIGQUIT, after which the process goes on), so the run's log shows where it hangs. CoreCLR has no
+        /// such answer (SIGQUIT would end it): there only the message is written.
+        /// </summary>
+        public static void DumpThreadsIfMono(string why)
+        {
+            Console.WriteLine("DatagramServer: " + why + (Machine.IsMono ? "; every thread's stack follows (Mono, SIGQUIT)" : ""));
+            if (!Machine.IsMono) return;
+            Kill(System.Diagnostics.Process.GetCurrentProcess().Id, SigQuit);
+            System.Threading.Thread.Sleep(500); // the dump is written by the runtime's own thread
         }
 
         /// <summary>Resumes a stopped process (SIGCONT).</summary>

@@ -193,6 +193,7 @@ namespace WhereAllocation.Bench.DatagramServer
             Dictionary<string, string> result = RunClients(client, port, clients, options, clientCpu, counter, Process.GetCurrentProcess().Id, out calls);
             if (!thread.Join(10_000))
             {
+                Linux.DumpThreadsIfMono("pingpong: " + server.Name + " did not stop after the clients' STOP");
                 socket.Dispose(); // ends a server that never saw STOP
                 thread.Join(10_000);
                 throw new InvalidOperationException("pingpong: " + server.Name + " did not stop");
