@@ -53,6 +53,13 @@ namespace WhereAllocation
         private short _version;
         private int _streak;
         private int _empty;
+
+        // True once a wait of this operation was ended by a datagram the engine's try received: the socket was receiving
+        // then. From that wait on, the try at the call no longer asks whether the socket was shut down for receiving where
+        // the poller reports such a socket itself (epoll's EPOLLRDHUP, kqueue's EV_EOF): a shutdown that comes later ends
+        // the next wait through the report. Until then the try asks, so that an await on a socket shut down before it ends
+        // at once, on the caller's thread, as the synchronous receive does. Written by the engine's thread, read by callers.
+        private bool _receivedAfterReport;
         private object? _anchor;
         private Action<object?>? _continuation;
         private object? _continuationState;
@@ -127,9 +134,10 @@ namespace WhereAllocation
                 bool done;
                 try
                 {
-                    // Never asked here: a socket shut down for receiving is reported to the engine at once, as readable and
-                    // hung up for reading, and the engine's try ends the wait with Shutdown (OnReady).
-                    done = TryNow(false, out result);
+                    // Asked until a wait of this operation received a datagram (see _receivedAfterReport); after that a
+                    // socket shut down for receiving is reported to the engine at once, as readable and hung up for reading,
+                    // and the engine's try ends the wait with Shutdown (OnReady).
+                    done = TryNow(!Volatile.Read(ref _receivedAfterReport) || !Owner.Engine.ReportsReceiveShutDown, out result);
                 }
                 catch (Exception e)
                 {
@@ -225,6 +233,7 @@ namespace WhereAllocation
             {
                 // Asked only of a poller that does not report a shutdown for receiving with the readiness (it says hungUp then).
                 done = TryNow(!Owner.Engine.ReportsReceiveShutDown, out result);
+                if (done && IsReceive && !Volatile.Read(ref _receivedAfterReport)) Volatile.Write(ref _receivedAfterReport, true);
             }
             catch (Exception e)
             {

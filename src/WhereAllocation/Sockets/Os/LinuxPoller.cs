@@ -8,9 +8,9 @@ namespace WhereAllocation
     /// <summary>
     /// Linux: one epoll set the kernel keeps, each socket added once (EPOLL_CTL_ADD) and re-armed per wait with
     /// EPOLL_CTL_MOD and EPOLLONESHOT. Armed for reading, it asks for EPOLLRDHUP too: a socket shut down for receiving
-    /// (readable for ever, with nothing to read) is reported at once as such, and no try of an await asks again. A
-    /// descriptor armed from any thread joins a wait already in progress, so no wake-up is ever needed, and one closed
-    /// by its owner leaves the set by itself. The events are read from a native
+    /// (readable for ever, with nothing to read) is reported at once as such, so the tries of a wrapper whose waits have
+    /// received ask no more. A descriptor armed from any thread joins a wait already in progress, so no wake-up is ever
+    /// needed, and one closed by its owner leaves the set by itself. The events are read from a native
     /// block laid out for the architecture: struct epoll_event is packed on x86 and x86-64 (12 bytes) and naturally
     /// aligned elsewhere (16 bytes).
     /// </summary>
