@@ -13,7 +13,7 @@ namespace WhereAllocation
         Error = 4,
         HangUp = 8,
 
-        /// <summary>Shut down for receiving (epoll's EPOLLRDHUP): ends a waiting receive that finds nothing queued, never a send.</summary>
+        /// <summary>Shut down for receiving (epoll's EPOLLRDHUP, kqueue's EV_EOF on its read filter): ends a waiting receive that finds nothing queued, never a send.</summary>
         ReadHangUp = 16,
     }
 
@@ -60,8 +60,9 @@ namespace WhereAllocation
 
         /// <summary>
         /// True when a socket armed for reading that was shut down for receiving is reported at once as hung up
-        /// (<see cref="Readiness.ReadHangUp"/> or <see cref="Readiness.HangUp"/>): an await's tries then never ask the OS
-        /// whether it was. False where the report says only "readable" (or nothing): the engine's try asks.
+        /// (<see cref="Readiness.ReadHangUp"/> or <see cref="Readiness.HangUp"/>): the engine's try then never asks the OS
+        /// whether it was, nor does the try at the call once a wait of the wrapper has received a datagram. False where the
+        /// report says only "readable" (or nothing): every try asks.
         /// </summary>
         internal virtual bool ReportsReceiveShutDown => false;
 
