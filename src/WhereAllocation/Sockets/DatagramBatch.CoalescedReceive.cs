@@ -47,14 +47,17 @@ namespace WhereAllocation
         private int _spillLength, _spillOffset, _spillSegment, _spillNameLength;
         private bool _spillCut, _spillUnsplittable;
 
+        // The datagrams the spill still holds: counted, not read off its bytes, since a datagram of 0 bytes is one too.
+        private int _spillDatagrams;
+
         /// <summary>Coalesced datagrams the batch split since it was made, and the datagrams they held (for tests).</summary>
         internal long CoalescedReceives, CoalescedDatagrams;
 
         /// <summary>Coalesced receives that went through the spill (for tests).</summary>
         internal long SpilledReceives;
 
-        /// <summary>True while segments taken from the socket wait in the spill for the next receive.</summary>
-        private bool HasSpilled => _spillOffset < _spillLength;
+        /// <summary>True while datagrams taken from the socket wait in the spill for the next receive.</summary>
+        private bool HasSpilled => _spillDatagrams > 0;
 
         /// <summary>
         /// True when <see cref="CoalescedReceive"/> can be turned on in this process: Linux 5.0 or later (UDP_GRO) with the native
@@ -276,6 +279,7 @@ namespace WhereAllocation
             _spillOffset = 0;
             _spillLength = length - offset;
             _spillSegment = unsplittable || length <= segmentSize ? 0 : segmentSize;
+            _spillDatagrams = _spillSegment > 0 ? (_spillLength + _spillSegment - 1) / _spillSegment : 1;
             _spillUnsplittable = unsplittable;
             _spillCut = cut;
             _spillNameLength = nameLength;
@@ -286,7 +290,7 @@ namespace WhereAllocation
         private int DrainSpill(int first)
         {
             int slot = first;
-            while (slot < _capacity && _spillOffset < _spillLength)
+            while (slot < _capacity && _spillDatagrams > 0)
             {
                 int size = _spillSegment > 0 ? Math.Min(_spillSegment, _spillLength - _spillOffset) : _spillLength - _spillOffset;
                 int kept = Math.Min(size, _slotSize);
@@ -296,6 +300,7 @@ namespace WhereAllocation
                 Store(slot, kept, size > _slotSize || _spillUnsplittable || (_spillCut && last), _spillNameLength);
                 if (_spillSegment > 0) CoalescedDatagrams++;
                 _spillOffset += size;
+                _spillDatagrams--;
                 slot++;
             }
             return slot;

@@ -1,6 +1,7 @@
 using System;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
+using System.Text;
 using Xunit;
 
 namespace WhereAllocation.Tests
@@ -20,7 +21,7 @@ namespace WhereAllocation.Tests
 
         [Theory]
         [MemberData(nameof(CoalescedCases))]
-        [Observes(Coalesced, "B1 B2", "cut in the last free slot; control messages on; cut control data; run beyond the free slots")]
+        [Observes(Coalesced, "B1 B2", "cut in the last free slot; control messages on; cut control data; run beyond the free slots; empty datagrams")]
         public void CoalescedReceive(DatagramPath path, Family family)
         {
             if (!Paths.TryForce(path)) return;
@@ -39,6 +40,7 @@ namespace WhereAllocation.Tests
                 seen.Add(id, id, "control messages on", RunWithControlMessages(family, id, 0));
                 seen.Add(id, id, "cut control data", RunWithControlMessages(family, id, 64));
                 seen.Add(id, id, "run beyond the free slots", RunBeyondTheFreeSlots(family, id));
+                seen.Add(id, id, "empty datagrams", EmptyDatagrams(family, id));
             }
             seen.AssertAsDocumented();
         }
@@ -177,6 +179,31 @@ namespace WhereAllocation.Tests
                 if (batch.IsTruncated(i) || !batch.GetDatagram(i, out EndPointKey source).SequenceEqual(Payload(100, 44 + i)) || !source.Equals(from)) return "datagrams, then datagram " + (4 + i) + " of the run damaged";
             }
             return batch.Receive(peer) == 0 ? "datagrams, rest next" : "datagrams, rest next, then more";
+        }
+
+        /// <summary>
+        /// Datagrams of 0, 10, 0 and 10 bytes: the first lands in the slots (128 free), the others in the spill (fewer free).
+        /// "datagrams" when the four come back as four, whole, in order, each with its sender, and nothing after them.
+        /// </summary>
+        private static string EmptyDatagrams(Family family, string id)
+        {
+            using Socket sender = BatchTraffic.Bound(family);
+            using Socket peer = BatchTraffic.Bound(family);
+            peer.EnableCoalescedReceive();
+            using var batch = new DatagramBatch(DatagramBatch.MinCoalescedReceiveCapacity, 1500);
+            batch.CoalescedReceive = true;
+            int[] lengths = { 0, 10, 0, 10 };
+            for (int i = 0; i < lengths.Length; i++) sender.SendTo(Payload(lengths[i], i), peer.LocalEndPoint!);
+            int n = ReceiveFor(id, batch, peer);
+            var got = new StringBuilder();
+            for (int i = 0; i < n; i++) got.Append(i == 0 ? "" : ", ").Append(batch.GetDatagram(i).Length);
+            if (n != lengths.Length) return "received " + n + " of " + lengths.Length + " (" + got + " B)";
+            EndPointKey from = BatchTraffic.KeyOf(sender);
+            for (int i = 0; i < n; i++)
+            {
+                if (batch.IsTruncated(i) || !batch.GetDatagram(i, out EndPointKey source).SequenceEqual(Payload(lengths[i], i)) || !source.Equals(from)) return "datagram " + i + " damaged";
+            }
+            return batch.Receive(peer) == 0 ? "datagrams" : "datagrams, then more";
         }
 
         private static byte[] Concatenated(int count, int size)

@@ -30,7 +30,7 @@ namespace WhereAllocation.Tests
 
         // ----- receive: the situations that need no waiting -----
 
-        [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "datagram; longer than buffer; empty buffer; empty, non-blocking; disposed before")]
+        [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "datagram; empty datagram; longer than buffer; empty buffer; empty, non-blocking; disposed before")]
         [Theory]
         [MemberData(nameof(Matrix.PathsWithFamilies), MemberType = typeof(Matrix))]
         public void ReceiveWithoutWaiting(DatagramPath path, Family family)
@@ -44,6 +44,8 @@ namespace WhereAllocation.Tests
                     string row = RowName(id, mode);
                     using (var pair = new Loopback(family))
                         seen.Add(row, id, "datagram", ReceiveQueued(pair, id, mode, 24, 1500));
+                    using (var pair = new Loopback(family))
+                        seen.Add(row, id, "empty datagram", ReceiveQueued(pair, id, mode, 0, 1500));
                     using (var pair = new Loopback(family))
                         seen.Add(row, id, "longer than buffer", ReceiveQueued(pair, id, mode, 100, 40));
                     if (!id.StartsWith("B", StringComparison.Ordinal))
@@ -69,7 +71,8 @@ namespace WhereAllocation.Tests
 
         // ----- receive: the situations that wait -----
 
-        [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "empty, blocking; disposed during")]
+        [Observes("Receive", "R1 R2 R3 R4 R5 R6 B1 B2 A1", "empty, blocking")]
+        [Observes("Receive", "R1 R2 R3 R4 B2 A1", "empty datagram, waiting; disposed during")]
         [Theory]
         [MemberData(nameof(Matrix.Paths), MemberType = typeof(Matrix))]
         public void ReceiveThatWaits(DatagramPath path)
@@ -86,7 +89,9 @@ namespace WhereAllocation.Tests
                         seen.Add(row, id, "empty, blocking", Receive(pair.Server, id, mode, 1500, null, BlockingTimeoutMs));
                         seen.Add(row, id, "empty, blocking", NextIsMarker(pair));
                     }
-                    if (id == "R5" || id == "R6" || id == "B1") continue; // never wait: "disposed during" does not apply
+                    if (id == "R5" || id == "R6" || id == "B1") continue; // never wait: the columns of a wait do not apply
+                    using (var pair = new Loopback(Family.IPv4, 0))
+                        seen.Add(row, id, "empty datagram, waiting", ReceiveWhileAnEmptyDatagramComes(pair, id, mode));
                     using (var pair = new Loopback(Family.IPv4, 0))
                         seen.Add(row, id, "disposed during", ReceiveWhileDisposed(pair.Server, id, mode));
                 }
@@ -261,6 +266,45 @@ namespace WhereAllocation.Tests
             socket.Dispose();
             if (!thread.Join(10_000)) return "still waiting 10 s after Dispose";
             return result!;
+        }
+
+        /// <summary>
+        /// The call on a thread of its own (an await: pending), waiting without a limit; once it is inside its wait a datagram of
+        /// 0 bytes comes. "datagram" when that ends the wait as a datagram with its sender (not as a shutdown, which a waiting
+        /// <c>recvfrom</c> also ends with 0 bytes, but without a sender), and the next datagram comes next.
+        /// </summary>
+        private static string ReceiveWhileAnEmptyDatagramComes(Loopback pair, string id, Variant mode)
+        {
+            var expected = new Expected(new byte[0], pair.ClientAsSeenByServer);
+            string? result;
+            if (id == "A1")
+            {
+                using var wrapper = new AsyncDatagramSocket(pair.Server, mode.Continuations);
+                var buffer = new byte[1500];
+                ValueTask<ReceivedDatagram> pending = wrapper.ReceiveFromAsync(buffer);
+                if (pending.IsCompleted) return "did not wait";
+                pair.Client.SendTo(new byte[0], pair.ServerTarget);
+                result = Awaits.Outcome(pending, 10_000, out ReceivedDatagram d);
+                if (result == null) return "still waiting 10 s after the datagram came";
+                if (result.Length == 0) result = Datagram(d.Length, d.Truncated, buffer, d.RemoteEndPoint, 1500, expected);
+            }
+            else
+            {
+                result = null;
+                int before = DisposeDuringWait.CountBefore();
+                var thread = new Thread(() => result = Receive(pair.Server, id, mode, 1500, expected, Timeout.Infinite)) { IsBackground = true };
+                thread.Start();
+                bool inside = DisposeDuringWait.UntilInside(before, thread);
+                pair.Client.SendTo(new byte[0], pair.ServerTarget);
+                if (!thread.Join(10_000))
+                {
+                    pair.Server.Dispose(); // ends the call, so that the thread does not outlive the test
+                    return "still waiting 10 s after the datagram came";
+                }
+                if (!inside) return "never in its wait (it ended: " + result + ")";
+            }
+            string next = NextIsMarker(pair);
+            return next.Length == 0 ? result! : result + ", " + next;
         }
 
         private static string AwaitWhileDisposed(Socket socket, DatagramContinuations continuations)
