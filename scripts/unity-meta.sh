@@ -38,6 +38,12 @@ assets() {
     | sort -u | while read -r p; do [ -e "$package/$p" ] && echo "$p"; done
 }
 
+# --guid <package folder> <path inside it> [<.asmdef file to read the name from>]: the GUID this script writes for that
+# path (scripts/unity-builds.sh asks it what a moved or renamed file's .meta would say).
+if [ "$mode" = --guid ]; then
+  package=$2; case "$package" in src/WhereAllocation) seed=where-allocation/ ;; src/WhereAllocation.Memory) seed=where-allocation.memory/ ;; *) exit 2 ;; esac
+  guid "$3"; exit 0
+fi
 [ "$mode" = write ] || [ "$mode" = --check ] || { echo "usage: $0 [--check]" >&2; exit 2; }
 passed=0; failed=0
 one_package() {
