@@ -267,7 +267,7 @@ echo "== Unity samples compile as C# 9 against the library (tests/UnitySamples, 
 dotnet build tests/UnitySamples -c Release -nologo -v quiet >"$work/samples.txt" 2>&1; rc=$?
 check $rc "src/WhereAllocation/Samples~ compiles (netstandard2.1, C# 9, nullable off, warnings as errors)"; show $rc "$work/samples.txt"
 dotnet build tests/UnitySamples -c Release -nologo -v quiet -p:Mirror90=true >"$work/samples90.txt" 2>&1; rc=$?
-check $rc "the same with kcp2k's stand-in in the form Mirror 90 and later ship (-p:Mirror90=true: MIRROR_90_OR_NEWER)"; show $rc "$work/samples90.txt"
+check $rc "the same with kcp2k's stand-in in the form Mirror 89.11 and later ship (-p:Mirror90=true: the stand-in's STANDIN_MIRROR_90)"; show $rc "$work/samples90.txt"
 
 echo "== The package folders after building: only tracked files"
 extra=$(git status --porcelain --ignored --untracked-files=all -- $package $mpackage | grep -E '^(\?\?|!!)' || true)
