@@ -19,32 +19,36 @@
 # Every run also checks that the Managed path never asks for SocketFlags.Truncated (Mono refuses it, as IL2CPP's socket
 # layer does) and still reports a cut datagram.
 #
-# Then the package compiled as Unity's editor compiles it (tests/UnityCompile, which says in detail what it models): a
-# Unity project with the package embedded under Packages/, its sample imported where the Package Manager imports it
-# (PackageManager.UI.Sample.importPath: Assets/Samples/<package displayName>/<version>/<sample displayName>/), a copy of
-# an older release's sample left beside it, and a stray System.Memory.dll among the project's plugins. Every .asmdef is
-# an assembly of its own, compiled with C# 9 for the editor and for each player target (Android, iOS, Linux dedicated
-# server with UNITY_SERVER, Linux, Windows and macOS players, WebGL, PS5) at both API compatibility levels (.NET
-# Standard 2.1: the netstandard.library.ref reference assemblies; ".NET Framework": Mono's 4.x profile in
-# /usr/lib/mono/4.5 and its Facades, NET_4_6 and NET_UNITY_4_8 defined), against stand-ins of UnityEngine.dll and
-# UnityEditor.dll that are assemblies of their own (tests/UnityStandIn), with only the references Unity's rules give
-# each assembly. The rules, from Unity's C# reference source (Unity-Technologies/UnityCsReference):
-#   Editor/Mono/Scripting/ScriptCompilation/EditorBuildRules.cs: UnityEngine for every assembly and UnityEditor for every
-#     assembly of an editor compile and for Editor-only ones, unless the assembly sets noEngineReferences; every
-#     auto-referenced precompiled DLL unless the assembly sets overrideReferences, then only its precompiledReferences;
-#     an assembly is compiled for a target only when its includePlatforms / excludePlatforms and defineConstraints
-#     allow it (includePlatforms ["Editor"]: the editor only); references by name or GUID; scripts under Assets/ in no
-#     .asmdef's folder go to the predefined assemblies (Assembly-CSharp, -firstpass, -Editor, -Editor-firstpass), which
-#     reference every custom assembly left autoReferenced (EditorCompilation.cs, GetPredefinedAssemblyReferences): the
-#     project holds a user's scripts of that kind (Assets/Scripts, Assets/Editor);
-#   Editor/Mono/Scripting/ScriptCompilation/ResponseFileProvider.cs: a csc.rsp beside the .asmdef adds its options;
-#   two assemblies with one name stop the compilation.
-# Stricter than Unity: warnings are errors. Planted violations prove the compilation can fail: each is a copy of the
-# project with one mistake, which must fail with the compiler's (or Unity's) own message; "planted violation
-# rejected" counts as a pass. The kcp2k sample (Samples~/Kcp2kServer) is checked both ways: skipped in that project,
-# which has neither Mirror nor kcp2k (its defineConstraints need Mirror's MIRROR_89_OR_NEWER), and compiled in a project
-# with the kcp2k stand-in (tests/Kcp2kStandIn) where Mirror keeps kcp2k and Mirror's define symbols given, in both of
-# kcp2k's forms (V1.41's, and Mirror 90's with MIRROR_90_OR_NEWER).
+# Then the package compiled as Unity's editor compiles it (tests/UnityCompile, which says in detail what it models and
+# where each rule was read in Unity's C# reference source, Unity-Technologies/UnityCsReference): every .asmdef an
+# assembly of its own, compiled with C# 9 against stand-ins of UnityEngine.dll and UnityEditor.dll that are assemblies
+# of their own (tests/UnityStandIn), with only the references Unity's rules give it (EditorBuildRules.cs,
+# EditorCompilation.cs), the defines of the build target and the project's Scripting Define Symbols for that target's
+# NamedBuildTarget (a Dedicated Server: Server's list; NamedBuildTarget.cs), and the csc.rsp ResponseFileProvider.cs
+# finds (Editor/Mono/Scripting/Compilers/). The projects:
+#   - the user's project: both packages embedded under Packages/, the Echo sample imported where the Package Manager
+#     puts it (PackageManager.UI.Sample.importPath) with an older release's import left beside it, NuGet's
+#     System.Memory.dll among the plugins (tests/UnityStandIn/StraySystemMemory), a user's scripts with no .asmdef
+#     (Assets/Scripts: Assembly-CSharp; Assets/Editor: Assembly-CSharp-Editor); compiled for the editor and nine
+#     players (Android, iOS, Linux Dedicated Server, Linux, Windows Mono and IL2CPP, macOS, WebGL, PS5) at both API
+#     compatibility levels (.NET Standard 2.1: the netstandard.library.ref reference assemblies; ".NET Framework":
+#     Mono's 4.x profile in /usr/lib/mono/4.5 and its Facades). The Editor assembly's linker callback is then called as
+#     Unity calls it, and must return the package's link.xml;
+#   - a cached install: both packages in Library/PackageCache/<name>@<hash> (a registry, git or tarball install),
+#     whose own csc.rsp Unity 2021.3-6000.4 never find, and the user's Assets/csc.rsp saying -warnaserror, which they
+#     get instead; compiled as Unity compiles (warnings are errors only by that csc.rsp); the linker callback must find
+#     link.xml in the cache (FileUtil.GetPhysicalPath, modelled in the UnityEditor stand-in);
+#   - Mirror projects: stand-ins of Mirror's Transport and KcpTransport (tests/MirrorStandIn) and of its kcp2k
+#     (tests/Kcp2kStandIn), in Mirror 89.7's or 90's surface; the kcp2k sample imported; the user's transport taken from
+#     the sample's README (Assembly-CSharp); the Standalone and Android lists holding Mirror's symbols as its
+#     PreprocessorDefine.cs writes them (MirrorNetworking/Mirror: releases 89.x, 90-92, 96, and a projected next
+#     rotation), the Server and WebGL lists none, as Mirror leaves them. Compiled for the Dedicated Server, Linux,
+#     Windows, Android, WebGL and the editor: the sample and the transport must compile on each;
+#   - the kcp2k sample imported without Mirror: it must fail loudly (CS0246 naming kcp2k).
+# Stricter than Unity elsewhere: warnings are errors. Planted violations prove the compilation can fail: each is a copy
+# of a project with one mistake, which must fail with the compiler's (or Unity's) own message; "planted violation
+# rejected" counts as a pass. And: every .cs file the packages compile begins with #nullable enable (a csc.rsp is not
+# found in every install); a user's asmdef referencing the package by its released GUID survives a renamed .asmdef.
 #
 # Last, the NuGet package's netstandard2.1 assembly (compiled without Unity's defines) beside the UnityEngine stand-in,
 # whose Application.platform answers what the check sets, run by samples/TrimCheck on Mono: Android takes the Linux
@@ -64,6 +68,11 @@ refs=$(ls -d "${packages%/}"/netstandard.library.ref/2.1.0/ref/netstandard2.1 2>
 [ -n "$csc" ] && [ -n "$refs" ]; check $? "the SDK's C# compiler and the .NET Standard 2.1 reference assemblies found"
 [ "$failed" -eq 0 ] || finish
 references=(); for f in "$refs"/*.dll; do references+=("-reference:$f"); done
+# Every source file the packages compile (their runtime and Editor assemblies; the samples are the user's code, compiled
+# as Unity's default, nullable off) turns nullable on itself: a csc.rsp is not found in every install (below).
+missing=$({ git ls-files -- 'src/WhereAllocation/*.cs' 'src/WhereAllocation.Memory/*.cs'; git ls-files --others --exclude-standard -- 'src/WhereAllocation/*.cs' 'src/WhereAllocation.Memory/*.cs'; } \
+  | grep -v '/Samples~/' | sort -u | while read -r f; do [ ! -f "$f" ] || [ "$(head -1 "$f")" = '#nullable enable' ] || echo "$f"; done)
+[ -z "$missing" ]; check $? "every .cs file of both packages (not the samples) begins with #nullable enable${missing:+; missing in: $(echo $missing)}"
 compile() { # <out.dll> <target: library|exe> <defines> <sources...>
   local out=$1 target=$2 defines=$3; shift 3
   dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:"$target" -langversion:9 -unsafe -nullable:enable -warnaserror \
@@ -270,7 +279,12 @@ echo "== A cached install (registry, git or tarball: Library/PackageCache/<name>
 cached=$work/cached
 new_project "$cached" src/WhereAllocation cached
 with_user_scripts "$cached"
-printf -- '-warnaserror\n' >"$cached/Assets/csc.rsp"
+printf -- '-warnaserror -define:USER_RSP_SYMBOL\n' >"$cached/Assets/csc.rsp"
+# A user's assembly compiled only where that csc.rsp defines its symbol (CustomScriptAssembly.IsCompatibleWith merges
+# the response file's defines into what defineConstraints see).
+mkdir -p "$cached/Assets/RspGated"
+printf '{\n    "name": "RspGated",\n    "defineConstraints": ["USER_RSP_SYMBOL"]\n}\n' >"$cached/Assets/RspGated/RspGated.asmdef"
+printf 'namespace RspGated\n{\n    internal static class Gated\n    {\n    }\n}\n' >"$cached/Assets/RspGated/Gated.cs"
 for target in editor android-il2cpp linux-server-il2cpp; do
   out=$work/build/cached-$target
   unity_compile "$cached" "$target" standard "$out" as-unity >"$out.txt" 2>&1; status=$?
@@ -279,12 +293,16 @@ for target in editor android-il2cpp linux-server-il2cpp; do
   grep -q "compiled WhereAllocation (.*Assets/csc.rsp -warnaserror" "$out.txt"
   check $? "cached, $target: the package's runtime assembly got Assets/csc.rsp, as ResponseFileProvider gives it"
 done
+grep -q "compiled RspGated (.*Assets/csc.rsp" "$work/build/cached-android-il2cpp.txt"
+check $? "cached: a user's assembly constrained on a symbol of Assets/csc.rsp is compiled (the response file's defines count)"
 # The same project without the user's csc.rsp: the package compiles with no warning at all, whichever csc.rsp is found.
 rm "$cached/Assets/csc.rsp"
 unity_compile "$cached" editor standard "$work/build/cached-no-rsp" as-unity >"$work/build/cached-no-rsp.txt" 2>&1; status=$?
 sed 's/^/  /' "$work/build/cached-no-rsp.txt"
 grep -E "compiled WhereAllocation(\.Memory|\.Editor)? " "$work/build/cached-no-rsp.txt" | grep -q "warning(s)"; [ $? != 0 ]
 check $(( status || $? )) "cached, no csc.rsp at all: the packages' assemblies compile with no warning (nothing depends on a csc.rsp being found)"
+grep -q "RspGated: not compiled for editor (defineConstraints USER_RSP_SYMBOL)" "$work/build/cached-no-rsp.txt"
+check $? "cached, no csc.rsp: the same user assembly is skipped (its symbol is gone with the response file)"
 linker_callback "$cached" "$work/build/cached-no-rsp" >"$work/linker-cached.txt" 2>&1; status=$?
 sed 's/^/  /' "$work/linker-cached.txt"
 grep -q "returned .*/Library/PackageCache/$sockets_name@[0-9a-f]*/link.xml (exists)" "$work/linker-cached.txt"
@@ -446,6 +464,8 @@ wrong_override() { sed -i 's/protected override void RawSend(int connectionId, A
 guard_89() { sed -i 's/"noEngineReferences": true/"defineConstraints": ["MIRROR_89_OR_NEWER"],\n    "noEngineReferences": true/' "$1"/*.asmdef; }
 guard_89_or_90() { sed -i 's/"noEngineReferences": true/"defineConstraints": ["MIRROR_89_OR_NEWER || MIRROR_90_OR_NEWER"],\n    "noEngineReferences": true/' "$1"/*.asmdef; }
 planted_kcp2k kcp2k-sample-override-with-wrong-signature linux-mono "CS0115" 90 m96 1 wrong_override
+# The README's Mirror 89.7-89.10 form on Mirror 90, where OnServerConnected is obsolete: the split by version matters.
+planted_kcp2k README-Mirror-89.7-form-on-Mirror-90 linux-mono "CS0618" 90 m96 2 true
 planted_kcp2k kcp2k-sample-guarded-by-MIRROR_89_OR_NEWER-Dedicated-Server linux-server-il2cpp "$missing_sample" 90 m96 1 guard_89
 planted_kcp2k kcp2k-sample-guarded-by-MIRROR_89-or-90-after-rotation linux-mono "$missing_sample" 90 projected 1 guard_89_or_90
 # The Editor code finding link.xml with System.IO on the Packages/ literal, as it did: a cached install's player build
