@@ -6,7 +6,8 @@
 #  - the README's C# blocks compile, and its example runs in fresh consumer projects outside the tree that restore the
 #    package through the README's project-local nuget.config: net10.0 on CoreCLR, and on Mono a fresh
 #    `dotnet new console` whose project file is docs/INSTALL.md's whole netstandard2.1 .csproj; INSTALL.md's SDK-less
-#    route (unzip, mcs, mono) with its program; each printing 0 B;
+#    route (unzip, mcs, mono) with its program; each printing 0 B, and that program refusing to measure under
+#    mono-boehm, whose allocation counter reads 0 (its canary);
 #  - the Unity tarball holds exactly the package folder's tracked files under package/, every asset with its .meta,
 #    LICENSE/README/CHANGELOG, a valid package.json; the Unity samples compile as C# 9 against the library;
 #  - the memory package (src/WhereAllocation.Memory) the same way: its .nupkg (both frameworks, XML docs, README with no
@@ -125,6 +126,11 @@ cp "$nupkg" "$work/mcs/WhereAllocation.$version.nupkg"
 (cd "$work/mcs" && printf '%s\n' "$commands" | sed "s|WhereAllocation\.[0-9][0-9.]*\.nupkg|WhereAllocation.$version.nupkg|" | timeout 300 bash -e) >"$work/mcs/run.txt" 2>&1; rc=$?
 cat "$work/mcs/run.txt" | tail -3
 grep -qx "0 B allocated by 10 000 round trips" "$work/mcs/run.txt"; check $(( rc || $? )) "INSTALL.md's SDK-less route (unzip, mcs, mono) prints 0 B allocated by 10 000 round trips"
+# Its canary: under mono-boehm the thread's allocation counter reads 0, so the same program must refuse to measure.
+(cd "$work/mcs" && timeout 120 mono-boehm Echo.exe) >"$work/mcs/boehm.txt" 2>&1; rc=$?
+head -1 "$work/mcs/boehm.txt"
+[ $rc = 1 ] && grep -q "cannot measure on this runtime" "$work/mcs/boehm.txt" && ! grep -q "round trips" "$work/mcs/boehm.txt"
+check $? "the same program under mono-boehm (a counter that reads 0) refuses to measure, exit 1: its canary is alive"
 
 echo "== Unity tarball"
 mkdir -p "$work/unity"
