@@ -120,7 +120,7 @@ grep -qx "0 B allocated by 10 000 round trips" "$work/mono/run.txt"; check $? "R
 # And without the SDK: INSTALL.md's mcs commands, its program, the library taken out of the .nupkg.
 mkdir -p "$work/mcs"
 awk '/^```csharp/{n++; on=1; next} /^```/{on=0} on && n==1' docs/INSTALL.md >"$work/mcs/Echo.cs"
-grep -q "static void Main" "$work/mcs/Echo.cs"; check $? "docs/INSTALL.md's mcs program found"
+grep -qE "static (void|int) Main" "$work/mcs/Echo.cs"; check $? "docs/INSTALL.md's mcs program found"
 commands=$(awk '/^```sh/{on=1; block=""; next} /^```/{if (on && block ~ /mcs /) {printf "%s", block; exit} on=0; next} on{block = block $0 "\n"}' docs/INSTALL.md)
 cp "$nupkg" "$work/mcs/WhereAllocation.$version.nupkg"
 (cd "$work/mcs" && printf '%s\n' "$commands" | sed "s|WhereAllocation\.[0-9][0-9.]*\.nupkg|WhereAllocation.$version.nupkg|" | timeout 300 bash -e) >"$work/mcs/run.txt" 2>&1; rc=$?
