@@ -6,7 +6,8 @@
 #  - the README's C# blocks compile, and its example runs in fresh consumer projects outside the tree that restore the
 #    package through the README's project-local nuget.config: net10.0 on CoreCLR, and on Mono a fresh
 #    `dotnet new console` whose project file is docs/INSTALL.md's whole netstandard2.1 .csproj; INSTALL.md's SDK-less
-#    route (unzip, mcs, mono) with its program; each printing 0 B;
+#    route (unzip, mcs, mono) with its program; each printing 0 B, and that program refusing to measure under
+#    mono-boehm, whose allocation counter reads 0 (its canary);
 #  - the Unity tarball holds exactly the package folder's tracked files under package/, every asset with its .meta,
 #    LICENSE/README/CHANGELOG, a valid package.json; the Unity samples compile as C# 9 against the library;
 #  - the memory package (src/WhereAllocation.Memory) the same way: its .nupkg (both frameworks, XML docs, README with no
@@ -119,12 +120,17 @@ grep -qx "0 B allocated by 10 000 round trips" "$work/mono/run.txt"; check $? "R
 # And without the SDK: INSTALL.md's mcs commands, its program, the library taken out of the .nupkg.
 mkdir -p "$work/mcs"
 awk '/^```csharp/{n++; on=1; next} /^```/{on=0} on && n==1' docs/INSTALL.md >"$work/mcs/Echo.cs"
-grep -q "static void Main" "$work/mcs/Echo.cs"; check $? "docs/INSTALL.md's mcs program found"
+grep -qE "static (void|int) Main" "$work/mcs/Echo.cs"; check $? "docs/INSTALL.md's mcs program found"
 commands=$(awk '/^```sh/{on=1; block=""; next} /^```/{if (on && block ~ /mcs /) {printf "%s", block; exit} on=0; next} on{block = block $0 "\n"}' docs/INSTALL.md)
 cp "$nupkg" "$work/mcs/WhereAllocation.$version.nupkg"
 (cd "$work/mcs" && printf '%s\n' "$commands" | sed "s|WhereAllocation\.[0-9][0-9.]*\.nupkg|WhereAllocation.$version.nupkg|" | timeout 300 bash -e) >"$work/mcs/run.txt" 2>&1; rc=$?
 cat "$work/mcs/run.txt" | tail -3
 grep -qx "0 B allocated by 10 000 round trips" "$work/mcs/run.txt"; check $(( rc || $? )) "INSTALL.md's SDK-less route (unzip, mcs, mono) prints 0 B allocated by 10 000 round trips"
+# Its canary: under mono-boehm the thread's allocation counter reads 0, so the same program must refuse to measure.
+(cd "$work/mcs" && timeout 120 mono-boehm Echo.exe) >"$work/mcs/boehm.txt" 2>&1; rc=$?
+head -1 "$work/mcs/boehm.txt"
+[ $rc = 1 ] && grep -q "cannot measure on this runtime" "$work/mcs/boehm.txt" && ! grep -q "round trips" "$work/mcs/boehm.txt"
+check $? "the same program under mono-boehm (a counter that reads 0) refuses to measure, exit 1: its canary is alive"
 
 echo "== Unity tarball"
 mkdir -p "$work/unity"
@@ -267,7 +273,7 @@ echo "== Unity samples compile as C# 9 against the library (tests/UnitySamples, 
 dotnet build tests/UnitySamples -c Release -nologo -v quiet >"$work/samples.txt" 2>&1; rc=$?
 check $rc "src/WhereAllocation/Samples~ compiles (netstandard2.1, C# 9, nullable off, warnings as errors)"; show $rc "$work/samples.txt"
 dotnet build tests/UnitySamples -c Release -nologo -v quiet -p:Mirror90=true >"$work/samples90.txt" 2>&1; rc=$?
-check $rc "the same with kcp2k's stand-in in the form Mirror 90 and later ship (-p:Mirror90=true: MIRROR_90_OR_NEWER)"; show $rc "$work/samples90.txt"
+check $rc "the same with kcp2k's stand-in in the form Mirror 89.11 and later ship (-p:Mirror90=true: the stand-in's STANDIN_MIRROR_90)"; show $rc "$work/samples90.txt"
 
 echo "== The package folders after building: only tracked files"
 extra=$(git status --porcelain --ignored --untracked-files=all -- $package $mpackage | grep -E '^(\?\?|!!)' || true)

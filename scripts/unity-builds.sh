@@ -19,32 +19,36 @@
 # Every run also checks that the Managed path never asks for SocketFlags.Truncated (Mono refuses it, as IL2CPP's socket
 # layer does) and still reports a cut datagram.
 #
-# Then the package compiled as Unity's editor compiles it (tests/UnityCompile, which says in detail what it models): a
-# Unity project with the package embedded under Packages/, its sample imported where the Package Manager imports it
-# (PackageManager.UI.Sample.importPath: Assets/Samples/<package displayName>/<version>/<sample displayName>/), a copy of
-# an older release's sample left beside it, and a stray System.Memory.dll among the project's plugins. Every .asmdef is
-# an assembly of its own, compiled with C# 9 for the editor and for each player target (Android, iOS, Linux dedicated
-# server with UNITY_SERVER, Linux, Windows and macOS players, WebGL, PS5) at both API compatibility levels (.NET
-# Standard 2.1: the netstandard.library.ref reference assemblies; ".NET Framework": Mono's 4.x profile in
-# /usr/lib/mono/4.5 and its Facades, NET_4_6 and NET_UNITY_4_8 defined), against stand-ins of UnityEngine.dll and
-# UnityEditor.dll that are assemblies of their own (tests/UnityStandIn), with only the references Unity's rules give
-# each assembly. The rules, from Unity's C# reference source (Unity-Technologies/UnityCsReference):
-#   Editor/Mono/Scripting/ScriptCompilation/EditorBuildRules.cs: UnityEngine for every assembly and UnityEditor for every
-#     assembly of an editor compile and for Editor-only ones, unless the assembly sets noEngineReferences; every
-#     auto-referenced precompiled DLL unless the assembly sets overrideReferences, then only its precompiledReferences;
-#     an assembly is compiled for a target only when its includePlatforms / excludePlatforms and defineConstraints
-#     allow it (includePlatforms ["Editor"]: the editor only); references by name or GUID; scripts under Assets/ in no
-#     .asmdef's folder go to the predefined assemblies (Assembly-CSharp, -firstpass, -Editor, -Editor-firstpass), which
-#     reference every custom assembly left autoReferenced (EditorCompilation.cs, GetPredefinedAssemblyReferences): the
-#     project holds a user's scripts of that kind (Assets/Scripts, Assets/Editor);
-#   Editor/Mono/Scripting/ScriptCompilation/ResponseFileProvider.cs: a csc.rsp beside the .asmdef adds its options;
-#   two assemblies with one name stop the compilation.
-# Stricter than Unity: warnings are errors. Planted violations prove the compilation can fail: each is a copy of the
-# project with one mistake, which must fail with the compiler's (or Unity's) own message; "planted violation
-# rejected" counts as a pass. The kcp2k sample (Samples~/Kcp2kServer) is checked both ways: skipped in that project,
-# which has neither Mirror nor kcp2k (its defineConstraints need Mirror's MIRROR_89_OR_NEWER), and compiled in a project
-# with the kcp2k stand-in (tests/Kcp2kStandIn) where Mirror keeps kcp2k and Mirror's define symbols given, in both of
-# kcp2k's forms (V1.41's, and Mirror 90's with MIRROR_90_OR_NEWER).
+# Then the package compiled as Unity's editor compiles it (tests/UnityCompile, which says in detail what it models and
+# where each rule was read in Unity's C# reference source, Unity-Technologies/UnityCsReference): every .asmdef an
+# assembly of its own, compiled with C# 9 against stand-ins of UnityEngine.dll and UnityEditor.dll that are assemblies
+# of their own (tests/UnityStandIn), with only the references Unity's rules give it (EditorBuildRules.cs,
+# EditorCompilation.cs), the defines of the build target and the project's Scripting Define Symbols for that target's
+# NamedBuildTarget (a Dedicated Server: Server's list; NamedBuildTarget.cs), and the csc.rsp ResponseFileProvider.cs
+# finds (Editor/Mono/Scripting/Compilers/). The projects:
+#   - the user's project: both packages embedded under Packages/, the Echo sample imported where the Package Manager
+#     puts it (PackageManager.UI.Sample.importPath) with an older release's import left beside it, NuGet's
+#     System.Memory.dll among the plugins (tests/UnityStandIn/StraySystemMemory), a user's scripts with no .asmdef
+#     (Assets/Scripts: Assembly-CSharp; Assets/Editor: Assembly-CSharp-Editor); compiled for the editor and nine
+#     players (Android, iOS, Linux Dedicated Server, Linux, Windows Mono and IL2CPP, macOS, WebGL, PS5) at both API
+#     compatibility levels (.NET Standard 2.1: the netstandard.library.ref reference assemblies; ".NET Framework":
+#     Mono's 4.x profile in /usr/lib/mono/4.5 and its Facades). The Editor assembly's linker callback is then called as
+#     Unity calls it, and must return the package's link.xml;
+#   - a cached install: both packages in Library/PackageCache/<name>@<hash> (a registry, git or tarball install),
+#     whose own csc.rsp Unity 2021.3-6000.4 never find, and the user's Assets/csc.rsp saying -warnaserror, which they
+#     get instead; compiled as Unity compiles (warnings are errors only by that csc.rsp); the linker callback must find
+#     link.xml in the cache (FileUtil.GetPhysicalPath, modelled in the UnityEditor stand-in);
+#   - Mirror projects: stand-ins of Mirror's Transport and KcpTransport (tests/MirrorStandIn) and of its kcp2k
+#     (tests/Kcp2kStandIn), in Mirror 89.7's or 90's surface; the kcp2k sample imported; the user's transport taken from
+#     the sample's README (Assembly-CSharp); the Standalone and Android lists holding Mirror's symbols as its
+#     PreprocessorDefine.cs writes them (MirrorNetworking/Mirror: releases 89.x, 90-92, 96, and a projected next
+#     rotation), the Server and WebGL lists none, as Mirror leaves them. Compiled for the Dedicated Server, Linux,
+#     Windows, Android, WebGL and the editor: the sample and the transport must compile on each;
+#   - the kcp2k sample imported without Mirror: it must fail loudly (CS0246 naming kcp2k).
+# Stricter than Unity elsewhere: warnings are errors. Planted violations prove the compilation can fail: each is a copy
+# of a project with one mistake, which must fail with the compiler's (or Unity's) own message; "planted violation
+# rejected" counts as a pass. And: every .cs file the packages compile begins with #nullable enable (a csc.rsp is not
+# found in every install); a user's asmdef referencing the package by its released GUID survives a renamed .asmdef.
 #
 # Last, the NuGet package's netstandard2.1 assembly (compiled without Unity's defines) beside the UnityEngine stand-in,
 # whose Application.platform answers what the check sets, run by samples/TrimCheck on Mono: Android takes the Linux
@@ -64,6 +68,11 @@ refs=$(ls -d "${packages%/}"/netstandard.library.ref/2.1.0/ref/netstandard2.1 2>
 [ -n "$csc" ] && [ -n "$refs" ]; check $? "the SDK's C# compiler and the .NET Standard 2.1 reference assemblies found"
 [ "$failed" -eq 0 ] || finish
 references=(); for f in "$refs"/*.dll; do references+=("-reference:$f"); done
+# Every source file the packages compile (their runtime and Editor assemblies; the samples are the user's code, compiled
+# as Unity's default, nullable off) turns nullable on itself: a csc.rsp is not found in every install (below).
+missing=$({ git ls-files -- 'src/WhereAllocation/*.cs' 'src/WhereAllocation.Memory/*.cs'; git ls-files --others --exclude-standard -- 'src/WhereAllocation/*.cs' 'src/WhereAllocation.Memory/*.cs'; } \
+  | grep -v '/Samples~/' | sort -u | while read -r f; do [ ! -f "$f" ] || [ "$(head -1 "$f")" = '#nullable enable' ] || echo "$f"; done)
+[ -z "$missing" ]; check $? "every .cs file of both packages (not the samples) begins with #nullable enable${missing:+; missing in: $(echo $missing)}"
 compile() { # <out.dll> <target: library|exe> <defines> <sources...>
   local out=$1 target=$2 defines=$3; shift 3
   dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:"$target" -langversion:9 -unsafe -nullable:enable -warnaserror \
@@ -131,40 +140,53 @@ status=$?; [ $status = 0 ] || cat "$work/tool.txt"
 check $status "tests/UnityCompile builds (the compilation that follows Unity's assembly rules)"
 [ "$failed" -eq 0 ] || finish
 tool() { dotnet "$work/tool/UnityCompile.dll" "$@"; }
-unity_compile() { # <project> <target> <api> <out> [scripting define symbols]: prints the tool's lines; its status
+unity_compile() { # <project> <target> <api> <out> [as-unity]: prints the tool's lines; its status. Warnings are errors
+  # (stricter than Unity) unless "as-unity" is given: then only a csc.rsp saying -warnaserror makes them errors.
   tool compile --project "$1" --target "$2" --api "$3" --out "$4" --csc "$csc" --standard "$refs" --framework "$framework" \
-    --engine "$work/unity/UnityEngine.dll" --editor "$work/unity/UnityEditor.dll" ${5:+--defines "$5"} --warnaserror
+    --engine "$work/unity/UnityEngine.dll" --editor "$work/unity/UnityEditor.dll" $([ "${5:-}" = as-unity ] || echo --warnaserror)
 }
+linker_callback() { # <project> <an editor compile's output>: the Editor assembly's linker callback, called as Unity calls it
+  tool linker-callback --project "$1" --assemblies "$2" --engine "$work/unity/UnityEngine.dll" --editor "$work/unity/UnityEditor.dll"
+}
+sockets_name=$(sed -nE 's/^  "name": "([^"]+)",?$/\1/p' src/WhereAllocation/package.json)
+memory_name=$(sed -nE 's/^  "name": "([^"]+)",?$/\1/p' src/WhereAllocation.Memory/package.json)
+version=$(sed -nE 's/^  "version": "([^"]*)",?$/\1/p' src/WhereAllocation/package.json)
 # A Unity project with the packages embedded (Packages/<name>: the files git tracks or would track, as a user's copy
-# holds them): the sockets package, its samples imported where the Package Manager puts them
+# holds them): the sockets package, its Echo sample imported where the Package Manager puts it
 # (Assets/Samples/<displayName>/<version>/...), and the memory package beside it (a user may install either or both;
-# neither references the other).
-new_project() { # <folder> [sockets package folder, default src/WhereAllocation]
-  local from=${2:-src/WhereAllocation} to="$1/Packages/$(sed -nE 's/^  "name": "([^"]+)",?$/\1/p' src/WhereAllocation/package.json)"
-  local memory="$1/Packages/$(sed -nE 's/^  "name": "([^"]+)",?$/\1/p' src/WhereAllocation.Memory/package.json)"
+# neither references the other). "cached" instead puts both where a registry, git or tarball install puts them, the
+# project's package cache (Library/PackageCache/<name>@<hash>), with the manifest entry a tarball install writes.
+new_project() { # <folder> [sockets package folder, default src/WhereAllocation] [embedded|cached]
+  local from=${2:-src/WhereAllocation} mode=${3:-embedded} to memory
+  if [ "$mode" = cached ]; then
+    to="$1/Library/PackageCache/$sockets_name@0f3c9a1e27"; memory="$1/Library/PackageCache/$memory_name@5be04d7c81"
+    mkdir -p "$1/Packages"
+    printf '{\n  "dependencies": {\n    "%s": "file:../%s-%s.tgz",\n    "%s": "file:../%s-%s.tgz"\n  }\n}\n' \
+      "$sockets_name" "$sockets_name" "$version" "$memory_name" "$memory_name" "$version" >"$1/Packages/manifest.json"
+  else
+    to="$1/Packages/$sockets_name"; memory="$1/Packages/$memory_name"
+  fi
   embed "$from" "$to"
   embed src/WhereAllocation.Memory "$memory"
   mkdir -p "$1/Assets"
-  tool import-samples --package "$to" --project "$1" >/dev/null
+  tool import-samples --package "$to" --project "$1" --only Echo >/dev/null
 }
+# The package folder of the sockets package in a project, wherever the mode put it.
+sockets_package() { find "$1/Packages" "$1/Library/PackageCache" -maxdepth 1 -mindepth 1 -type d -name "$sockets_name*" 2>/dev/null | head -1; }
 # The imported Echo sample's folder (this version's) in a project.
-echo_sample() { find "$1/Assets/Samples" -mindepth 3 -maxdepth 3 -type d -name 'Echo*' -path "*/$(sed -nE 's/^  "version": "([^"]*)",?$/\1/p' src/WhereAllocation/package.json)/*" | head -1; }
+echo_sample() { find "$1/Assets/Samples" -mindepth 3 -maxdepth 3 -type d -name 'Echo*' -path "*/$version/*" | head -1; }
 embed() { # <package folder> <Packages/name>
   mkdir -p "$2"
   (cd "$1" && { git ls-files; git ls-files --others --exclude-standard; } 2>/dev/null | sort -u | while read -r f; do
      [ -f "$f" ] && mkdir -p "$2/$(dirname "$f")" && cp "$f" "$2/$f"; done)
 }
-# A System.Memory.dll as SDKs and NuGetForUnity leave in Assets/Plugins: its own Span<T>, beside the one .NET Standard 2.1 has.
+# A System.Memory.dll as NuGetForUnity and older SDKs leave in Assets/Plugins: NuGet's System.Memory 4.5.x, whose own
+# Span<T>, MemoryExtensions.AsSpan and MemoryMarshal sit beside .NET Standard 2.1's (tests/UnityStandIn/StraySystemMemory).
 mkdir -p "$work/stray"
-cat >"$work/stray/Span.cs" <<'CS'
-namespace System
-{
-    public readonly ref struct Span<T> { }
-    public readonly ref struct ReadOnlySpan<T> { }
-}
-CS
-dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:library "${references[@]}" "$work/stray/Span.cs" -out:"$work/stray/System.Memory.dll" >"$work/stray.txt" 2>&1
-check $? "a stray System.Memory.dll with its own Span<T> builds (the planted plugin)"
+dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:library -langversion:9 -nowarn:0436,1701,1702 "${references[@]}" \
+  tests/UnityStandIn/StraySystemMemory/SystemMemoryStandIn.cs -out:"$work/stray/System.Memory.dll" >"$work/stray.txt" 2>&1
+status=$?; [ $status = 0 ] || cat "$work/stray.txt"
+check $status "a stray System.Memory.dll as NuGet's 4.5.x has it (Span<T>, MemoryExtensions, MemoryMarshal) builds (the planted plugin)"
 
 # A user's own scripts with no .asmdef, as most Unity projects have them: Assets/Scripts/ goes to Assembly-CSharp, which
 # sees every auto-referenced assembly (both packages' runtime assemblies) with no reference to add; Assets/Editor/ goes
@@ -213,15 +235,14 @@ internal static class UserEditorCheck
 CS
 }
 
-# The user's project: the package, this version's sample and a copy of an older release's sample left in the project
-# (Unity's import removes an earlier import only where it was put; a moved or copied one stays), and the stray
+# The user's project: the package, this version's Echo sample and a copy of an older release's import left in the
+# project (Unity's import removes an earlier import only where it was put; a moved or copied one stays), and the stray
 # System.Memory.dll among the project's plugins.
-version=$(sed -nE 's/^  "version": "([^"]*)",?$/\1/p' src/WhereAllocation/package.json)
 project=$work/project
 new_project "$project"
 mkdir -p "$work/older"; cp -r src/WhereAllocation/. "$work/older/"
 bash scripts/unity-version.sh --stamp "$work/older" 0.0.9
-tool import-samples --package "$work/older" --project "$project" >/dev/null
+tool import-samples --package "$work/older" --project "$project" --only Echo >/dev/null
 mkdir -p "$project/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$project/Assets/Plugins/"
 with_user_scripts "$project"
 echo "   project: $(cd "$project" && find . -name '*.asmdef' -o -name '*.dll' | sort | tr '\n' ' ')"
@@ -231,15 +252,12 @@ for target in editor android-il2cpp ios-il2cpp linux-server-il2cpp linux-mono wi
     out=$work/build/$target-$api
     unity_compile "$project" "$target" "$api" "$out" >"$out.txt" 2>&1; status=$?
     sed 's/^/  /' "$out.txt"
-    check $status "$target, API level $api: every assembly of the target compiles (C# 9, warnings as errors)"
+    check $status "$target, API level $api: every assembly of the target compiles (C# 9, warnings as errors), the samples isolated from the stray System.Memory.dll"
     if [ "$target" = editor ]; then [ -f "$out/WhereAllocation.Editor.dll" ]
     else grep -q "WhereAllocation.Editor: not compiled for $target (includePlatforms Editor)" "$out.txt" && [ ! -f "$out/WhereAllocation.Editor.dll" ]; fi
     check $? "$target, API level $api: the Editor assembly is compiled $([ "$target" = editor ] && echo "for the editor" || echo "for no player")"
     [ -f "$out/WhereAllocation.Memory.dll" ] && [ -f "$out/WhereAllocation.dll" ]
     check $? "$target, API level $api: both packages' runtime assemblies (WhereAllocation, WhereAllocation.Memory) are compiled"
-    grep -q "WhereAllocation.Samples.Kcp2kServer.$version: not compiled for $target (defineConstraints MIRROR_89_OR_NEWER)" "$out.txt" \
-      && [ ! -f "$out/WhereAllocation.Samples.Kcp2kServer.$version.dll" ]
-    check $? "$target, API level $api: the kcp2k sample, imported into a project without Mirror, is skipped (its defineConstraints)"
     grep -q "compiled Assembly-CSharp (.*references WhereAllocation, WhereAllocation.Memory, UnityEngine" "$out.txt" && [ -f "$out/Assembly-CSharp.dll" ]
     check $? "$target, API level $api: the user's scripts under Assets/ with no .asmdef (Assembly-CSharp) compile, seeing both packages with no reference added"
     if [ "$target" = editor ]; then grep -q "compiled Assembly-CSharp-Editor (.*references Assembly-CSharp, WhereAllocation, WhereAllocation.Memory, UnityEngine, UnityEditor" "$out.txt"
@@ -248,31 +266,134 @@ for target in editor android-il2cpp ios-il2cpp linux-server-il2cpp linux-mono wi
   done
 done
 grep -q "\"name\": \"$(sed -nE 's/.*PackageName = "([^"]+)".*/\1/p' src/WhereAllocation/Editor/LinkXmlForUnityLinker.cs)\"" src/WhereAllocation/package.json
-check $? "the Editor code names the package as package.json does (the path it hands the linker: Packages/<name>/link.xml)"
+check $? "the Editor code names the package as package.json does (the logical path it resolves: Packages/<name>/link.xml)"
+linker_callback "$project" "$work/build/editor-standard" >"$work/linker-embedded.txt" 2>&1; status=$?
+sed 's/^/  /' "$work/linker-embedded.txt"
+grep -q "returned $project/Packages/$sockets_name/link.xml (exists)" "$work/linker-embedded.txt"
+check $(( status || $? )) "embedded install: the Editor assembly's linker callback, called as Unity calls it, returns the package's link.xml"
 
-echo "== The kcp2k sample where Mirror is: the kcp2k stand-in (tests/Kcp2kStandIn) where Mirror keeps kcp2k, Mirror's define symbols"
-# Mirror 89 and later define MIRROR_89_OR_NEWER (the sample's constraint); Mirror 90 and later also MIRROR_90_OR_NEWER,
-# and their kcp2k's server reports a connection as Action<int, IPEndPoint> (the stand-in follows the same symbol).
-with_kcp2k() { mkdir -p "$1/Assets/Mirror/Transports/KCP/kcp2k"; cp tests/Kcp2kStandIn/kcp2k.asmdef tests/Kcp2kStandIn/Kcp2kStandIn.cs "$1/Assets/Mirror/Transports/KCP/kcp2k/"; }
-kcp_project=$work/kcp2k-project
-new_project "$kcp_project"; with_kcp2k "$kcp_project"
-for defines in "MIRROR;MIRROR_89_OR_NEWER" "MIRROR;MIRROR_89_OR_NEWER;MIRROR_90_OR_NEWER"; do
-  for build in editor:standard linux-server-il2cpp:standard linux-server-il2cpp:framework windows-mono:standard android-il2cpp:standard; do
-    target=${build%%:*}; api=${build#*:}; out=$work/build/kcp2k-$target-$api-${defines##*;}
-    unity_compile "$kcp_project" "$target" "$api" "$out" "$defines" >"$out.txt" 2>&1; status=$?
-    [ $status = 0 ] || sed 's/^/  /' "$out.txt"
-    grep -q "compiled WhereAllocation.Samples.Kcp2kServer.$version .*references WhereAllocation, kcp2k" "$out.txt"
-    check $(( status || $? )) "$target, API level $api, defines $defines: every assembly compiles, the kcp2k sample among them (references WhereAllocation, kcp2k)"
-  done
+echo "== A cached install (registry, git or tarball: Library/PackageCache/<name>@<hash>) in a project whose Assets/csc.rsp says -warnaserror"
+# Unity 2021.3 to 6000.4 look for a package's csc.rsp at its logical folder joined to the project's (Packages/<name>/),
+# where a cached package is not, and then take Assets/csc.rsp: the package compiles with the user's options and
+# without its own (ResponseFileProvider.cs). Compiled as Unity compiles, warnings errors only where a csc.rsp says so.
+cached=$work/cached
+new_project "$cached" src/WhereAllocation cached
+with_user_scripts "$cached"
+printf -- '-warnaserror -define:USER_RSP_SYMBOL\n' >"$cached/Assets/csc.rsp"
+# A user's assembly compiled only where that csc.rsp defines its symbol (CustomScriptAssembly.IsCompatibleWith merges
+# the response file's defines into what defineConstraints see).
+mkdir -p "$cached/Assets/RspGated"
+printf '{\n    "name": "RspGated",\n    "defineConstraints": ["USER_RSP_SYMBOL"]\n}\n' >"$cached/Assets/RspGated/RspGated.asmdef"
+printf 'namespace RspGated\n{\n    internal static class Gated\n    {\n    }\n}\n' >"$cached/Assets/RspGated/Gated.cs"
+for target in editor android-il2cpp linux-server-il2cpp; do
+  out=$work/build/cached-$target
+  unity_compile "$cached" "$target" standard "$out" as-unity >"$out.txt" 2>&1; status=$?
+  sed 's/^/  /' "$out.txt"
+  check $status "cached, $target: every assembly compiles under the project's Assets/csc.rsp (-warnaserror), the package's own csc.rsp not found"
+  grep -q "compiled WhereAllocation (.*Assets/csc.rsp -warnaserror" "$out.txt"
+  check $? "cached, $target: the package's runtime assembly got Assets/csc.rsp, as ResponseFileProvider gives it"
 done
+grep -q "compiled RspGated (.*Assets/csc.rsp" "$work/build/cached-android-il2cpp.txt"
+check $? "cached: a user's assembly constrained on a symbol of Assets/csc.rsp is compiled (the response file's defines count)"
+# The same project without the user's csc.rsp: the package compiles with no warning at all, whichever csc.rsp is found.
+rm "$cached/Assets/csc.rsp"
+unity_compile "$cached" editor standard "$work/build/cached-no-rsp" as-unity >"$work/build/cached-no-rsp.txt" 2>&1; status=$?
+sed 's/^/  /' "$work/build/cached-no-rsp.txt"
+grep -E "compiled WhereAllocation(\.Memory|\.Editor)? " "$work/build/cached-no-rsp.txt" | grep -q "warning(s)"; [ $? != 0 ]
+check $(( status || $? )) "cached, no csc.rsp at all: the packages' assemblies compile with no warning (nothing depends on a csc.rsp being found)"
+grep -q "RspGated: not compiled for editor (defineConstraints USER_RSP_SYMBOL)" "$work/build/cached-no-rsp.txt"
+check $? "cached, no csc.rsp: the same user assembly is skipped (its symbol is gone with the response file)"
+linker_callback "$cached" "$work/build/cached-no-rsp" >"$work/linker-cached.txt" 2>&1; status=$?
+sed 's/^/  /' "$work/linker-cached.txt"
+grep -q "returned .*/Library/PackageCache/$sockets_name@[0-9a-f]*/link.xml (exists)" "$work/linker-cached.txt"
+check $(( status || $? )) "cached install: the linker callback returns the package's link.xml where the package really is (FileUtil.GetPhysicalPath)"
+
+echo "== The kcp2k sample where Mirror is: stand-ins of Mirror (tests/MirrorStandIn) and its kcp2k (tests/Kcp2kStandIn),"
+echo "   the project's define symbols per build target as Mirror writes them, the user's transport from the sample's README"
+# Mirror's editor script adds its MIRROR_* symbols to the list of EditorUserBuildSettings.selectedBuildTargetGroup, through
+# NamedBuildTarget.FromBuildTargetGroup (Assets/Mirror/CompilerSymbols/PreprocessorDefine.cs): for a Dedicated Server
+# that is Standalone, never Server, whose list a Dedicated Server build compiles with. It keeps "a rolling 12 months":
+# the symbols each release writes into a fresh project's list (read at the tags named).
+mirror_symbols() { # <era>
+  case "$1" in
+    m89) echo "MIRROR;MIRROR_79_OR_NEWER;MIRROR_81_OR_NEWER;MIRROR_82_OR_NEWER;MIRROR_83_OR_NEWER;MIRROR_84_OR_NEWER;MIRROR_85_OR_NEWER;MIRROR_86_OR_NEWER;MIRROR_89_OR_NEWER" ;;  # v89.0.0 to v89.15.7
+    m90) echo "MIRROR;MIRROR_81_OR_NEWER;MIRROR_82_OR_NEWER;MIRROR_83_OR_NEWER;MIRROR_84_OR_NEWER;MIRROR_85_OR_NEWER;MIRROR_86_OR_NEWER;MIRROR_89_OR_NEWER;MIRROR_90_OR_NEWER" ;;  # v90.0.0 to v92.4.1
+    m96) echo "MIRROR;MIRROR_89_OR_NEWER;MIRROR_90_OR_NEWER;MIRROR_93_OR_NEWER;MIRROR_96_OR_NEWER" ;;  # v96.0.0 to v96.11.0 (96.0.0 dropped 81-86)
+    # A projection, not a release: the next rotation dropping 89 and 90 as 96.0.0 dropped 81-86.
+    projected) echo "MIRROR;MIRROR_93_OR_NEWER;MIRROR_96_OR_NEWER;MIRROR_99_OR_NEWER" ;;
+  esac
+}
+mirror_settings() { # <project> <era>: ProjectSettings.asset's scriptingDefineSymbols as Mirror leaves them (Standalone and
+  # Android, the groups a user selected; Server and the rest untouched)
+  mkdir -p "$1/ProjectSettings"
+  printf 'PlayerSettings:\n  scriptingDefineSymbols:\n    Android: %s\n    Standalone: %s\n  additionalCompilerArguments: {}\n' \
+    "$(mirror_symbols "$2")" "$(mirror_symbols "$2")" >"$1/ProjectSettings/ProjectSettings.asset"
+}
+with_mirror() { # <project> <89.7|90>: Mirror's core, its transports and its kcp2k as Mirror lays them out, in the
+  # surface of that version (a csc.rsp beside each stand-in's .asmdef fixes it, as the installed Mirror fixes its code)
+  local m=$1/Assets/Mirror
+  mkdir -p "$m/Core" "$m/Transports/KCP/kcp2k"
+  cp tests/MirrorStandIn/Core/* "$m/Core/"; cp tests/MirrorStandIn/Transports/* "$m/Transports/"
+  cp tests/Kcp2kStandIn/kcp2k.asmdef tests/Kcp2kStandIn/kcp2k.asmdef.meta tests/Kcp2kStandIn/Kcp2kStandIn.cs "$m/Transports/KCP/kcp2k/"
+  [ "$2" = 90 ] && for f in "$m/Core" "$m/Transports" "$m/Transports/KCP/kcp2k"; do printf -- '-define:STANDIN_MIRROR_90\n' >"$f/csc.rsp"; done
+  return 0
+}
+# The user's transport, as the sample's README gives it (its C# blocks in order: Mirror 89.11 and later, then Mirror
+# 89.7 to 89.10), as a script with no .asmdef (Assembly-CSharp).
+readme=src/WhereAllocation/Samples~/Kcp2kServer/README.md
+user_transport() { # <project> <block number>
+  mkdir -p "$1/Assets/Scripts"
+  awk -v want="$2" '/^```csharp/{n++; on=(n==want); next} /^```/{on=0} on' "$readme" >"$1/Assets/Scripts/WhereAllocationKcpTransport.cs"
+  [ -s "$1/Assets/Scripts/WhereAllocationKcpTransport.cs" ]
+}
+mirror_project() { # <folder> <Mirror surface 89.7|90> <era> <README block>
+  new_project "$1"; with_mirror "$1" "$2"; mirror_settings "$1" "$3"
+  tool import-samples --package "$(sockets_package "$1")" --project "$1" --only Kcp2kServer >/dev/null
+  user_transport "$1" "$4"
+}
+mirror_build() { # <project> <target> <api> <what>: the sample and the user's transport compile for the target
+  local out=$work/build/$(basename "$1")-$2-$3
+  unity_compile "$1" "$2" "$3" "$out" >"$out.txt" 2>&1; local status=$?
+  [ $status = 0 ] || sed 's/^/  /' "$out.txt"
+  grep -m1 "scripting define symbols" "$out.txt" | sed 's/^/  /'
+  grep -q "class WhereAllocation.*KcpTransport" "$1/Assets/Scripts/WhereAllocationKcpTransport.cs" \
+    && grep -q "compiled WhereAllocation.Samples.Kcp2kServer.$version .*references WhereAllocation, kcp2k" "$out.txt" \
+    && grep -q "compiled Assembly-CSharp (.*references .*WhereAllocation.Samples.Kcp2kServer.$version" "$out.txt"
+  check $(( status || $? )) "$4, $2, API level $3: the kcp2k sample and the user's transport (Assembly-CSharp, the README's code) compile"
+}
+mirror_project "$work/mirror89" 89.7 m89 2 \
+  && check 0 "Mirror 89.7 project: the README's Mirror 89.7-89.10 transport found" || check 1 "Mirror 89.7 project: the README's Mirror 89.7-89.10 transport found"
+for build in linux-server-il2cpp:standard linux-mono:standard android-il2cpp:standard editor:standard; do
+  mirror_build "$work/mirror89" "${build%%:*}" "${build#*:}" "Mirror 89.7, its symbols in Standalone and Android"
+done
+mirror_project "$work/mirror96" 90 m96 1 \
+  && check 0 "Mirror 96 project: the README's Mirror 89.11-and-later transport found" || check 1 "Mirror 96 project: the README's Mirror 89.11-and-later transport found"
+for build in linux-server-il2cpp:standard linux-server-il2cpp:framework windows-il2cpp:standard webgl-il2cpp:standard editor:standard; do
+  mirror_build "$work/mirror96" "${build%%:*}" "${build#*:}" "Mirror 96, its symbols in Standalone and Android"
+done
+mirror_project "$work/mirror89-11" 90 m89 1
+mirror_build "$work/mirror89-11" linux-mono standard "Mirror 89.11-89.15 (kcp2k's new form, MIRROR_89_OR_NEWER without MIRROR_90_OR_NEWER)"
+mirror_project "$work/mirror90" 90 m90 1
+mirror_build "$work/mirror90" linux-server-il2cpp standard "Mirror 90, its symbols in Standalone and Android"
+mirror_project "$work/mirror-rotated" 90 projected 1
+for target in linux-mono linux-server-il2cpp; do
+  mirror_build "$work/mirror-rotated" "$target" standard "Mirror after the next rotation (projected: no MIRROR_89/90_OR_NEWER)"
+done
+# The sample imported where there is no kcp2k: no guard hides it, so it fails loudly, naming kcp2k.
+nomirror=$work/kcp2k-without-mirror
+new_project "$nomirror"; tool import-samples --package "$(sockets_package "$nomirror")" --project "$nomirror" --only Kcp2kServer >/dev/null
+unity_compile "$nomirror" linux-mono standard "$work/build/no-mirror" >"$work/build/no-mirror.txt" 2>&1; status=$?
+grep -m3 "error" "$work/build/no-mirror.txt" | sed 's/^/  /'
+[ $status != 0 ] && grep -q "error CS0246: The type or namespace name 'kcp2k'" "$work/build/no-mirror.txt"
+check $? "the kcp2k sample imported into a project without Mirror fails loudly (CS0246 naming kcp2k), never skipped in silence"
 
 echo "== Planted violations: each must fail that compilation (a pass here is a violation rejected)"
-planted() { # <name> <target> <the compiler's or Unity's message expected> <mutation command...>
+planted() { # <name> <target> <the compiler's or Unity's message expected> <mutation command...>; PLANTED_MODE=cached, PLANTED_AS_UNITY=1
   local name=$1 target=$2 expect=$3; shift 3
   local dir=$work/planted/$name
-  new_project "$dir"
-  "$@" "$dir" "$dir/Packages/com.where-allocation.core" "$(echo_sample "$dir")"
-  unity_compile "$dir" "$target" standard "$dir.out" >"$dir.txt" 2>&1; status=$?
+  new_project "$dir" src/WhereAllocation "${PLANTED_MODE:-embedded}"
+  "$@" "$dir" "$(sockets_package "$dir")" "$(echo_sample "$dir")"
+  unity_compile "$dir" "$target" standard "$dir.out" $([ -n "${PLANTED_AS_UNITY:-}" ] && echo as-unity) >"$dir.txt" 2>&1; status=$?
   if [ $status != 0 ] && grep -q -- "$expect" "$dir.txt"; then
     grep -m2 -E "error" "$dir.txt" | sed 's/^/  /'
     check 0 "planted violation rejected: $name ($target: $expect)"
@@ -287,14 +408,23 @@ sample_without_reference() { sed -i 's/"references": \["WhereAllocation"\]/"refe
 csharp_10() { printf 'namespace WhereAllocation;\n\ninternal static class FileScopedNamespace\n{\n}\n' >"$2/Sockets/FileScoped.cs"; }
 stray_dll_unisolated() { mkdir -p "$1/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$1/Assets/Plugins/"; sed -i 's/"overrideReferences": true/"overrideReferences": false/' "$2/WhereAllocation.asmdef"; }
 stray_dll_named() { mkdir -p "$1/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$1/Assets/Plugins/"; sed -i 's/"precompiledReferences": \[\]/"precompiledReferences": ["System.Memory.dll"]/' "$2/WhereAllocation.asmdef"; }
+stray_dll_sample() { mkdir -p "$1/Assets/Plugins"; cp "$work/stray/System.Memory.dll" "$1/Assets/Plugins/"; sed -i 's/"overrideReferences": true/"overrideReferences": false/' "$3"/*.asmdef; }
 no_unsafe() { sed -i 's/"allowUnsafeCode": true/"allowUnsafeCode": false/' "$2/WhereAllocation.asmdef"; }
-no_rsp() { rm "$2/csc.rsp"; }
 fixed_sample_name() { # two imported versions whose sample assembly has one fixed name
   local older=$work/planted/older-fixed; rm -rf "$older"; mkdir -p "$older"; cp -r "$2/." "$older/"
   bash scripts/unity-version.sh --stamp "$older" 0.0.9
-  tool import-samples --package "$older" --project "$1" >/dev/null
+  tool import-samples --package "$older" --project "$1" --only Echo >/dev/null
   sed -i -E 's/^(    "name": ")[^"]*(",?)$/\1WhereAllocation.Samples.Echo\2/' "$1"/Assets/Samples/*/*/*/*.asmdef
 }
+# An old source copy of the library among the user's plugins, its asmdef named as the package's but for the case.
+name_taken_case() { mkdir -p "$1/Assets/Plugins/OldCopy"; printf '{\n    "name": "whereallocation"\n}\n' >"$1/Assets/Plugins/OldCopy/whereallocation.asmdef"
+  printf 'namespace OldCopy\n{\n    internal static class Old\n    {\n    }\n}\n' >"$1/Assets/Plugins/OldCopy/Old.cs"; }
+memory_named_as_sockets() { sed -i -E 's/^(    "name": ")WhereAllocation.Memory(",?)$/\1WhereAllocation\2/' "$1/Packages/$memory_name/WhereAllocation.Memory.asmdef"; }
+reserved_name() { sed -i -E 's/^(    "name": ")[^"]*(",?)$/\1System.Memory\2/' "$3"/*.asmdef; }
+two_in_one_folder() { cp "$3"/*.asmdef "$3/Second.asmdef"; sed -i -E 's/^(    "name": ")[^"]*(",?)$/\1Second\2/' "$3/Second.asmdef"; }
+invalid_constraint() { sed -i 's/"noEngineReferences": false/"defineConstraints": ["9LIVES"],\n    "noEngineReferences": false/' "$3"/*.asmdef; }
+# A package source without its own "#nullable enable", in a cached install whose Assets/csc.rsp says -warnaserror.
+no_nullable_directive() { printf -- '-warnaserror\n' >"$1/Assets/csc.rsp"; f=$(grep -l '?' "$2"/Peers/PeerTable.cs); sed -i '/^#nullable enable$/d' "$f"; rm -f "$2/csc.rsp"; }
 planted editor-asmdef-noEngineReferences editor "CS0246" editor_without_engine
 planted editor-asmdef-any-platform android-il2cpp "CS0246" editor_any_platform
 planted editor-api-outside-UNITY_EDITOR android-il2cpp "CS0246" editor_api_in_runtime
@@ -305,30 +435,49 @@ planted sample-without-WhereAllocation-reference android-il2cpp "CS0246" sample_
 planted csharp-10-file-scoped-namespace android-il2cpp "CS8773" csharp_10
 planted stray-System.Memory-with-overrideReferences-false android-il2cpp "CS0433" stray_dll_unisolated
 planted stray-System.Memory-named-in-precompiledReferences android-il2cpp "CS0433" stray_dll_named
+planted stray-System.Memory-Echo-sample-overrideReferences-false android-il2cpp "CS0121" stray_dll_sample
 planted allowUnsafeCode-false android-il2cpp "CS0227" no_unsafe
-planted csc.rsp-removed android-il2cpp "CS8632" no_rsp
 planted two-imported-versions-one-sample-name editor "already exists" fixed_sample_name
+planted asmdef-name-taken-but-for-case android-il2cpp "Assembly with name 'WhereAllocation' already exists\|Assembly with name 'whereallocation' already exists" name_taken_case
+planted two-packages-one-asmdef-name android-il2cpp "already exists" memory_named_as_sockets
+planted asmdef-reserved-name android-il2cpp "Assembly cannot be have reserved name 'System.Memory'" reserved_name
+planted two-asmdefs-in-one-folder android-il2cpp "contains multiple assembly definition files" two_in_one_folder
+planted invalid-define-constraint android-il2cpp "Invalid Define Constraint" invalid_constraint
+PLANTED_MODE=cached PLANTED_AS_UNITY=1 planted cached-package-file-without-nullable-directive android-il2cpp "CS8632" no_nullable_directive
 # The runtime assembly not auto-referenced: a user's script with no .asmdef (Assembly-CSharp) no longer sees it.
 not_auto_referenced() { with_user_scripts "$1"; sed -i 's/"autoReferenced": true/"autoReferenced": false/' "$2/WhereAllocation.asmdef"; }
 planted runtime-asmdef-autoReferenced-false android-il2cpp "CS0246" not_auto_referenced
-# The kcp2k sample: an override whose signature is not kcp2k's (CS0115), the guard removed in a project without Mirror
-# (CS0246: the guard is what keeps such a project compiling), and kcp2k's Mirror 90 form without MIRROR_90_OR_NEWER, as
-# Mirror 89.11 to 89.x have it (CS1503).
-planted_kcp2k() { # <name> <expected message> <define symbols> <kcp2k: yes|no> <mutation of the imported sample folder...>
-  local name=$1 expect=$2 defines=$3 kcp=$4; shift 4
+# The kcp2k sample in a Mirror project: an override whose signature is not kcp2k's (CS0115); a guard on Mirror's symbols
+# put back, which the Dedicated Server build (Server's list, where Mirror writes none) and a list after Mirror's
+# rotation do not satisfy: the sample is skipped and the user's transport misses it (CS0246).
+planted_kcp2k() { # <name> <target> <expected message> <Mirror surface> <era> <README block> <mutation of the imported sample folder...>
+  local name=$1 target=$2 expect=$3 surface=$4 era=$5 block=$6; shift 6
   local dir=$work/planted/$name
-  new_project "$dir"; [ "$kcp" = yes ] && with_kcp2k "$dir"
+  mirror_project "$dir" "$surface" "$era" "$block"
   "$@" "$(find "$dir/Assets/Samples" -mindepth 3 -maxdepth 3 -type d -name 'kcp2k*' -path "*/$version/*" | head -1)" "$dir"
-  unity_compile "$dir" linux-server-il2cpp standard "$dir.out" "$defines" >"$dir.txt" 2>&1; status=$?
-  if [ $status != 0 ] && grep -q -- "$expect" "$dir.txt"; then grep -m2 -E "error" "$dir.txt" | sed 's/^/  /'; check 0 "planted violation rejected: $name (linux-server-il2cpp: $expect)"
-  else sed 's/^/  /' "$dir.txt"; check 1 "planted violation rejected: $name (linux-server-il2cpp: expected a failure with $expect)"; fi
+  unity_compile "$dir" "$target" standard "$dir.out" >"$dir.txt" 2>&1; status=$?
+  if [ $status != 0 ] && grep -q -- "$expect" "$dir.txt"; then grep -m2 -E "error" "$dir.txt" | sed 's/^/  /'; check 0 "planted violation rejected: $name ($target: $expect)"
+  else sed 's/^/  /' "$dir.txt"; check 1 "planted violation rejected: $name ($target: expected a failure with $expect)"; fi
 }
+missing_sample="error CS0234: The type or namespace name 'Samples' does not exist\|error CS0246: The type or namespace name 'WhereAllocationKcpServer'"
 wrong_override() { sed -i 's/protected override void RawSend(int connectionId, ArraySegment<byte> data)/protected override void RawSend(int connectionId, byte[] data)/' "$1/WhereAllocationKcpServer.cs"; }
-no_guard() { sed -i 's/"defineConstraints": \["MIRROR_89_OR_NEWER"\]/"defineConstraints": []/' "$1"/*.asmdef; }
-mirror_89_11() { sed -i 's/^#if MIRROR_90_OR_NEWER$/#if true/' "$2/Assets/Mirror/Transports/KCP/kcp2k/Kcp2kStandIn.cs"; }
-planted_kcp2k kcp2k-sample-override-with-wrong-signature "CS0115" "MIRROR;MIRROR_89_OR_NEWER" yes wrong_override
-planted_kcp2k kcp2k-sample-without-its-guard-no-Mirror "CS0246" "" no no_guard
-planted_kcp2k kcp2k-Mirror-90-form-without-MIRROR_90_OR_NEWER "CS1503" "MIRROR;MIRROR_89_OR_NEWER" yes mirror_89_11
+guard_89() { sed -i 's/"noEngineReferences": true/"defineConstraints": ["MIRROR_89_OR_NEWER"],\n    "noEngineReferences": true/' "$1"/*.asmdef; }
+guard_89_or_90() { sed -i 's/"noEngineReferences": true/"defineConstraints": ["MIRROR_89_OR_NEWER || MIRROR_90_OR_NEWER"],\n    "noEngineReferences": true/' "$1"/*.asmdef; }
+planted_kcp2k kcp2k-sample-override-with-wrong-signature linux-mono "CS0115" 90 m96 1 wrong_override
+# The README's Mirror 89.7-89.10 form on Mirror 90, where OnServerConnected is obsolete: the split by version matters.
+planted_kcp2k README-Mirror-89.7-form-on-Mirror-90 linux-mono "CS0618" 90 m96 2 true
+planted_kcp2k kcp2k-sample-guarded-by-MIRROR_89_OR_NEWER-Dedicated-Server linux-server-il2cpp "$missing_sample" 90 m96 1 guard_89
+planted_kcp2k kcp2k-sample-guarded-by-MIRROR_89-or-90-after-rotation linux-mono "$missing_sample" 90 projected 1 guard_89_or_90
+# The Editor code finding link.xml with System.IO on the Packages/ literal, as it did: a cached install's player build
+# stops with BuildFailedException (the file is not under the project's Packages/ folder).
+literal_path() { sed -i 's|Path.GetFullPath(FileUtil.GetPhysicalPath("Packages/" + PackageName + "/link.xml"))|Path.GetFullPath("Packages/" + PackageName + "/link.xml")|' "$2/Editor/LinkXmlForUnityLinker.cs"; }
+dir=$work/planted/link-xml-on-the-literal-path
+new_project "$dir" src/WhereAllocation cached; literal_path "$dir" "$(sockets_package "$dir")"
+grep -q 'Path.GetFullPath("Packages/" + PackageName + "/link.xml")' "$(sockets_package "$dir")/Editor/LinkXmlForUnityLinker.cs" \
+  && unity_compile "$dir" editor standard "$dir.out" >"$dir.txt" 2>&1 && { linker_callback "$dir" "$dir.out" >"$dir.linker.txt" 2>&1; [ $? != 0 ]; } \
+  && grep -q "BuildFailedException" "$dir.linker.txt"; status=$?
+cat "$dir.linker.txt" 2>/dev/null | sed 's/^/  /'
+check $status "planted violation rejected: link-xml-on-the-literal-path (cached install: the linker callback throws BuildFailedException)"
 # And the model's own reference rules, both ways: a reference by GUID (the .asmdef.meta's) resolves; a GUID that names
 # nothing is dropped, as Unity drops it, and the compiler then misses the assembly.
 guid=$(sed -nE 's/^guid: //p' src/WhereAllocation/WhereAllocation.asmdef.meta)
@@ -340,6 +489,19 @@ unity_compile "$work/planted/by-guid" android-il2cpp standard "$work/planted/by-
 [ $status = 0 ] || cat "$work/planted/by-guid.txt"; grep -q "WhereAllocation.Samples.*references WhereAllocation," "$work/planted/by-guid.txt"
 check $(( status || $? )) "the sample referencing WhereAllocation by GUID:$guid compiles and gets the reference"
 planted sample-reference-by-unknown-GUID android-il2cpp "CS0246" by_wrong_guid
+# Unity's inspector writes an asmdef's references as GUID:<guid> by default. A user's asmdef holding the released
+# package's GUID must keep compiling when a later version renames the runtime .asmdef file (its assembly name kept) and
+# scripts/unity-meta.sh writes the .meta for the new path.
+renamed=$work/renamed-asmdef
+new_project "$renamed"; pkg=$(sockets_package "$renamed")
+mv "$pkg/WhereAllocation.asmdef" "$pkg/WhereAllocation.Runtime.asmdef"; rm "$pkg/WhereAllocation.asmdef.meta"
+printf 'fileFormatVersion: 2\nguid: %s\n' "$(bash scripts/unity-meta.sh --guid src/WhereAllocation WhereAllocation.Runtime.asmdef "$pkg/WhereAllocation.Runtime.asmdef")" >"$pkg/WhereAllocation.Runtime.asmdef.meta"
+mkdir -p "$renamed/Assets/Game"
+printf '{\n    "name": "Game",\n    "references": ["GUID:%s"]\n}\n' "$guid" >"$renamed/Assets/Game/Game.asmdef"
+printf 'using WhereAllocation;\n\nnamespace Game\n{\n    internal static class Uses\n    {\n        internal static string Path() => DatagramPathSettings.Diagnostic;\n    }\n}\n' >"$renamed/Assets/Game/Uses.cs"
+unity_compile "$renamed" linux-mono standard "$work/build/renamed" >"$work/build/renamed.txt" 2>&1; status=$?
+grep -E "Game|error" "$work/build/renamed.txt" | sed 's/^/  /'
+check $status "a user's asmdef referencing the package by its released GUID ($guid) compiles after the runtime .asmdef file is renamed and its .meta rewritten"
 
 echo "== The NuGet package's netstandard2.1 assembly in a Unity player (as NuGetForUnity installs it): no UNITY_* define,"
 echo "   Unity's Application.platform answered by the UnityEngine stand-in beside it, run on Mono"

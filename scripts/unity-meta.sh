@@ -1,17 +1,39 @@
 #!/usr/bin/env bash
 # Writes (default) or checks (--check) the Unity .meta files of the package folders src/WhereAllocation (the sockets
 # package) and src/WhereAllocation.Memory (the memory package): one per file and per folder below each that git tracks
-# or would track (bin/ and obj/ are ignored, so they get none and are never part of a package). Each GUID is the MD5 of
-# the package's seed ("where-allocation/", "where-allocation.memory/") and the path inside the package, so it is the
-# same on every machine and never changes for a given path.
-# --check fails on a missing, stale or orphaned .meta and on bin/ or obj/ files committed in the
-# package folder; it ends with one "N passed, N failed" line.
+# or would track (bin/ and obj/ are ignored, so they get none and are never part of a package). A file's or folder's
+# GUID is the MD5 of the package's seed ("where-allocation/", "where-allocation.memory/") and the path inside the
+# package, so it is the same on every machine. An assembly definition's GUID is pinned instead, by its assembly name
+# (asmdef_guid below): users' assembly definitions reference it as "GUID:<guid>" (the form Unity's inspector writes), so
+# it must survive a moved or renamed .asmdef file. A new .asmdef needs a pin before this script writes its .meta.
+# --check fails on a missing, stale or orphaned .meta, on an .asmdef without a pin, on an .asmdef of the last release
+# whose GUID changed or which is gone (the release: the newest v* tag reachable from HEAD, else the newest commit
+# scripts/release.sh made, "Release <version>", since a clone may come without tags), and on bin/ or obj/ files
+# committed in the package folder; it ends with one "N passed, N failed" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-write}
 package=; seed=
 
-guid() { printf '%s' "$seed$1" | md5sum | cut -c1-32; }
+# The pinned GUIDs of the packages' assembly definitions, by assembly name: those of release 0.1.0, never to change.
+asmdef_guid() {
+  case "$1" in
+    WhereAllocation) echo 2d3286a198d016808f55bfbc8b71a34d ;;
+    WhereAllocation.Editor) echo d10f484e6eeeae9621c946465a5b6400 ;;
+    WhereAllocation.Memory) echo c9242e9ce4042392c8b13707e7f0110b ;;
+    *) return 1 ;;
+  esac
+}
+asmdef_name() { sed -nE 's/^ *"name": *"([^"]+)".*/\1/p' "$1" | head -1; }
+
+guid() { # <path inside the package> [the .asmdef file to read the name from, default the package's own]
+  if [[ $1 == *.asmdef ]]; then
+    local name; name=$(asmdef_name "${2:-$package/$1}")
+    asmdef_guid "$name" || { echo "unity-meta: $package/$1 (assembly $name) has no pinned GUID: add one to asmdef_guid in $0 (a new random one, e.g. $(tr -d - </proc/sys/kernel/random/uuid))" >&2; return 1; }
+  else
+    printf '%s' "$seed$1" | md5sum | cut -c1-32
+  fi
+}
 
 # The .meta text Unity itself writes for this kind of asset (trailing spaces included, as Unity has them).
 meta() {
@@ -38,9 +60,22 @@ assets() {
     | sort -u | while read -r p; do [ -e "$package/$p" ] && echo "$p"; done
 }
 
+# --guid <package folder> <path inside it> [<.asmdef file to read the name from>]: the GUID this script writes for that
+# path (scripts/unity-builds.sh asks it what a moved or renamed file's .meta would say).
+if [ "$mode" = --guid ]; then
+  package=$2; case "$package" in src/WhereAllocation) seed=where-allocation/ ;; src/WhereAllocation.Memory) seed=where-allocation.memory/ ;; *) exit 2 ;; esac
+  guid "$3" "${4:-}"; exit 0
+fi
 [ "$mode" = write ] || [ "$mode" = --check ] || { echo "usage: $0 [--check]" >&2; exit 2; }
 passed=0; failed=0
+fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
 one_package() {
+  while read -r path; do
+    [[ $path == *.asmdef ]] || continue
+    if guid "$path" >/dev/null; then continue; fi
+    if [ "$mode" = write ]; then exit 1; fi
+    fail "$package/$path: no pinned GUID (asmdef_guid in $0)"
+  done < <(assets)
   if [ "$mode" = write ]; then
     n=0
     while read -r path; do
@@ -54,7 +89,6 @@ one_package() {
     return 0
   fi
 
-  fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
   while read -r path; do
     target="$package/$path.meta"
     if [ ! -f "$target" ]; then fail "missing $target"
@@ -69,9 +103,37 @@ one_package() {
   if [ -n "$built" ]; then fail "build output committed in the package folder: $(head -3 <<<"$built" | tr '\n' ' ')"; else passed=$((passed + 1)); fi
   echo "  meta: $passed checks passed in $package"
 }
+# Every .asmdef of the last release keeps its GUID (by assembly name) and still exists.
+release_guids() {
+  local release label
+  release=$(git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null || git log -1 --format=%H --grep='^Release [0-9][0-9.]*$' 2>/dev/null || true)
+  if [ -z "$release" ]; then
+    if [ "$(git rev-parse --is-shallow-repository)" = true ]; then fail "no release found in a shallow clone: fetch the whole history to compare the asmdef GUIDs"
+    else echo "  no release yet (no v* tag, no 'Release <version>' commit): no asmdef GUID to compare"; fi
+    return 0
+  fi
+  label=$(git describe --tags --exact-match "$release" 2>/dev/null || git log -1 --format='%h "%s"' "$release")
+  declare -A now=()
+  local asmdefs=('src/WhereAllocation/*.asmdef' 'src/WhereAllocation.Memory/*.asmdef')
+  while read -r file; do
+    now[$(asmdef_name "$file")]=$(sed -nE 's/^guid: //p' "$file.meta" 2>/dev/null)
+  done < <({ git ls-files -- "${asmdefs[@]}"; git ls-files --others --exclude-standard -- "${asmdefs[@]}"; } | sort -u)
+  local checked=0
+  while read -r meta; do
+    local name old
+    name=$(git show "$release:${meta%.meta}" | sed -nE 's/^ *"name": *"([^"]+)".*/\1/p' | head -1)
+    old=$(git show "$release:$meta" | sed -nE 's/^guid: //p')
+    checked=$((checked + 1))
+    if [ -z "${now[$name]+set}" ]; then fail "assembly $name (GUID $old in $label, ${meta%.meta}) is gone: users' references to it break"
+    elif [ "${now[$name]}" != "$old" ]; then fail "assembly $name: GUID ${now[$name]}, but $old in $label: every user's GUID:$old reference would be dropped"
+    else passed=$((passed + 1)); fi
+  done < <(git ls-tree -r --name-only "$release" -- src/WhereAllocation src/WhereAllocation.Memory | grep '\.asmdef\.meta$')
+  echo "  asmdef GUIDs: $checked of release $label compared"
+}
 package=src/WhereAllocation; seed=where-allocation/; one_package
 package=src/WhereAllocation.Memory; seed=where-allocation.memory/; one_package
 if [ "$mode" = --check ]; then
+  release_guids
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 fi

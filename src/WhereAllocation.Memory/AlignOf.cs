@@ -1,3 +1,4 @@
+#nullable enable
 namespace WhereAllocation.Memory
 {
     /// <summary>The natural alignment of an unmanaged type: C# has no alignof, so it is measured as the offset of T after one byte.</summary>

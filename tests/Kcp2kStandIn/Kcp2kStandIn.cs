@@ -2,10 +2,13 @@
 // the Unity package's Kcp2kServer sample compile here without kcp2k's code. The signatures were read from kcp2k
 // (github.com/MirrorNetworking/kcp2k) at commit 57823e06ac7c6a7812c18814c3c2b9107f216616 ("V1.41"), files
 // kcp2k/kcp2k/highlevel/{KcpServer,KcpServerConnection,KcpPeer,KcpConfig,Common,Log,KcpChannel,ErrorCode,KcpState}.cs;
-// the constants' values from kcp2k/kcp2k/kcp/Kcp.cs there. With MIRROR_90_OR_NEWER defined it is the copy Mirror 90 and
+// the constants' values from kcp2k/kcp2k/kcp/Kcp.cs there. With STANDIN_MIRROR_90 defined it is the copy Mirror 90 and
 // later ship (Assets/Mirror/Transports/KCP/kcp2k, still "V1.41"), whose server reports a new connection with its
-// address: Action<int, IPEndPoint> (Mirror commit 2d2e27086, first in Mirror 89.11.0). Left out: KcpClient, the kcp
-// algorithm (Kcp, Segment, Pool) and KcpPeer's statistics, which the sample does not touch.
+// address: Action<int, IPEndPoint> (Mirror commit 2d2e27086, first in Mirror 89.11.0). The symbol is the stand-in's own,
+// set where the stand-in is installed (a csc.rsp beside kcp2k.asmdef in scripts/unity-builds.sh's projects,
+// -p:Mirror90=true in Kcp2kStandIn.csproj), because the real form is fixed by the Mirror version installed, not by the
+// project's define symbols (Mirror's own MIRROR_90_OR_NEWER is in some build targets' lists and not in others). Left
+// out: KcpClient, the kcp algorithm (Kcp, Segment, Pool) and KcpPeer's statistics, which the sample does not touch.
 using System;
 using System.Collections.Generic;
 using System.Net;
@@ -109,7 +112,7 @@ namespace kcp2k
 
     public class KcpServer
     {
-#if MIRROR_90_OR_NEWER
+#if STANDIN_MIRROR_90
         protected readonly Action<int, IPEndPoint> OnConnected;
 #else
         protected readonly Action<int> OnConnected;
@@ -122,7 +125,7 @@ namespace kcp2k
         protected readonly byte[] rawReceiveBuffer;
         public Dictionary<int, KcpServerConnection> connections = new Dictionary<int, KcpServerConnection>();
 
-#if MIRROR_90_OR_NEWER
+#if STANDIN_MIRROR_90
         public KcpServer(Action<int, IPEndPoint> OnConnected,
 #else
         public KcpServer(Action<int> OnConnected,

@@ -1,4 +1,6 @@
+#nullable enable
 using System.IO;
+using UnityEditor;
 using UnityEditor.Build;
 using UnityEditor.Build.Reporting;
 using UnityEditor.UnityLinker;
@@ -13,7 +15,7 @@ namespace WhereAllocation.Editor
     /// </summary>
     internal sealed class LinkXmlForUnityLinker : IUnityLinkerProcessor
     {
-        /// <summary>The package's name in its package.json: Unity resolves "Packages/&lt;name&gt;/..." wherever the package lives.</summary>
+        /// <summary>The package's name in its package.json: its assets' logical path is "Packages/&lt;name&gt;/..." wherever it lives.</summary>
         internal const string PackageName = "com.where-allocation.core";
 
         /// <summary>Before callbacks of a higher order; the order does not matter to the linker, which reads every file returned.</summary>
@@ -23,9 +25,12 @@ namespace WhereAllocation.Editor
         /// <exception cref="BuildFailedException">The file is missing: the package was installed incompletely.</exception>
         public string GenerateAdditionalLinkXmlFile(BuildReport report, UnityLinkerBuildPipelineData data)
         {
-            // Unity maps the virtual Packages/ folder to the package's real folder (embedded, local, git or registry) for
-            // Path.GetFullPath, as its manual on package paths documents.
-            string path = Path.GetFullPath("Packages/" + PackageName + "/link.xml");
+            // The logical path names the package wherever it lives; FileUtil.GetPhysicalPath (public since 2021.2) says
+            // where that is: Packages/<name>/ when embedded, Library/PackageCache/<name>@<hash>/ for a registry, git or
+            // tarball install, the folder on disk for a local one. System.IO on the logical path finds the others only
+            // where Unity's Mono remaps "Packages/" paths, which Unity's CoreCLR editor does not (Unity's own code moved
+            // to FileUtil.PathToAbsolutePath in 6000.5). A relative result is taken from the project's folder.
+            string path = Path.GetFullPath(FileUtil.GetPhysicalPath("Packages/" + PackageName + "/link.xml"));
             if (!File.Exists(path))
                 throw new BuildFailedException("where-allocation: the package's link.xml is missing at " + path
                     + "; without it the linker removes Socket.get_SafeHandle and the library reaches the socket's handle through its field instead.");

@@ -1,3 +1,4 @@
+#nullable enable
 using UnityEditor;
 
 namespace WhereAllocation.Editor

@@ -1,3 +1,4 @@
+#nullable enable
 namespace WhereAllocation
 {
     /// <summary>What <see cref="PeerTable{T}.TryAdd"/> or <see cref="PeerTable{T}.Accept"/> did.</summary>

@@ -1,3 +1,4 @@
+#nullable enable
 namespace WhereAllocation
 {
     public sealed partial class PeerTable<T>

@@ -1,3 +1,4 @@
+#nullable enable
 namespace WhereAllocation
 {
     /// <summary>What <see cref="PendingPeerSet.Observe"/> did with a sender.</summary>

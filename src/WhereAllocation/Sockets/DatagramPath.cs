@@ -1,3 +1,4 @@
+#nullable enable
 namespace WhereAllocation
 {
     /// <summary>The ways the library can move a datagram; <see cref="DatagramPathSettings"/> says which one runs.</summary>

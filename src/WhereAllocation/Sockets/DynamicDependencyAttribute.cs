@@ -1,3 +1,4 @@
+#nullable enable
 #if !NET8_0_OR_GREATER
 namespace System.Diagnostics.CodeAnalysis
 {

@@ -1,3 +1,4 @@
+#nullable enable
 using System.Net.Sockets;
 
 namespace WhereAllocation

@@ -1,3 +1,4 @@
+#nullable enable
 using System.Runtime.InteropServices;
 
 namespace WhereAllocation

@@ -3,9 +3,12 @@
 // uses, with the signatures of Unity's scripting reference (2021.2 to 6000.x), so that CI compiles that code without a
 // Unity Editor, with only the references Unity's rules give it (scripts/unity-builds.sh). Compiling against it proves
 // that the Editor code names these types and members as documented and is valid C# 9; it proves nothing about what
-// Unity does with the callbacks (that needs an Editor and a player build). Never imported by Unity: it lives outside
-// the package folder.
+// Unity does with the callbacks (that needs an Editor and a player build). One behaviour is modelled: FileUtil.
+// GetPhysicalPath maps a package's logical path to the folder the package really lives in (see there), so that
+// scripts/unity-builds.sh can call the Editor assembly's linker callback in an embedded and in a cached install. Never
+// imported by Unity: it lives outside the package folder.
 using System;
+using System.IO;
 
 namespace UnityEditor.Build
 {
@@ -94,5 +97,36 @@ namespace UnityEditor
     [AttributeUsage(AttributeTargets.Method)]
     public sealed class InitializeOnEnterPlayModeAttribute : Attribute
     {
+    }
+}
+
+namespace UnityEditor
+{
+    /// <summary>Stand-in: UnityEditor.FileUtil (only the member the Editor code uses).</summary>
+    public static class FileUtil
+    {
+        /// <summary>
+        /// Stand-in: the physical path of a logical one (public since Unity 2021.2.0a5; UnityCsReference
+        /// Editor/Mono/FileUtil.bindings.cs, a native call). Modelled on where the Package Manager puts a package: a
+        /// "Packages/&lt;name&gt;/..." path stays as it is when the project holds the package there (embedded), and
+        /// becomes "Library/PackageCache/&lt;name&gt;@&lt;hash&gt;/..." when the package lives in the project's package cache
+        /// (registry, git and tarball installs); any other path is returned as it is. Relative paths are taken from the
+        /// working directory, which in Unity is the project's folder.
+        /// </summary>
+        public static string GetPhysicalPath(string path)
+        {
+            if (path == null) throw new ArgumentNullException(nameof(path));
+            string normal = path.Replace('\\', '/');
+            if (!normal.StartsWith("Packages/", StringComparison.Ordinal)) return path;
+            int slash = normal.IndexOf('/', "Packages/".Length);
+            string name = slash < 0 ? normal.Substring("Packages/".Length) : normal.Substring("Packages/".Length, slash - "Packages/".Length);
+            string rest = slash < 0 ? "" : normal.Substring(slash);
+            if (Directory.Exists("Packages/" + name)) return path;
+            string cache = "Library/PackageCache";
+            if (!Directory.Exists(cache)) return path;
+            foreach (string folder in Directory.GetDirectories(cache, name + "@*"))
+                return "Library/PackageCache/" + Path.GetFileName(folder) + rest;
+            return path;
+        }
     }
 }

@@ -4,13 +4,6 @@ using System.Net;
 using System.Net.Sockets;
 using kcp2k;
 using WhereAllocation;
-// kcp2k's server reports a new connection as Action<int> in kcp2k V1.41 and in Mirror 89.7 to 89.10, and as
-// Action<int, IPEndPoint> in the copy Mirror 90 and later ship (Mirror defines MIRROR_90_OR_NEWER there).
-#if MIRROR_90_OR_NEWER
-using ConnectedCallback = System.Action<int, System.Net.IPEndPoint>;
-#else
-using ConnectedCallback = System.Action<int>;
-#endif
 
 namespace WhereAllocation.Samples
 {
@@ -27,6 +20,9 @@ namespace WhereAllocation.Samples
     /// server drops their datagrams (counted in <see cref="RefusedDatagrams"/>). What still allocates: one
     /// connection per datagram from an unknown sender (kcp2k's own object, callbacks and the endpoint it reports), and
     /// whatever kcp2k does with a message once parsed. Not thread safe, like the stock server: tick it on one thread.
+    /// It compiles against both forms of kcp2k's server, with no symbol to choose between them: kcp2k V1.41 and Mirror
+    /// 89.7 to 89.10 report a new connection as <c>Action&lt;int&gt;</c>, Mirror 89.11 and later as
+    /// <c>Action&lt;int, IPEndPoint&gt;</c>. It takes either form of callback itself and calls it with the sender.
     /// </remarks>
     public class WhereAllocationKcpServer : KcpServer
     {
@@ -36,17 +32,43 @@ namespace WhereAllocation.Samples
         private int _freeCount;
         private EndPointKey _unknownSender;          // the sender of the datagram the lent id was given to
         private readonly List<int> _disconnected = new List<int>();
+        private readonly Action<int, IPEndPoint> _connected;
         private bool _warnedFull;
 
-        /// <summary>The stock server's parameters, and the most connections it holds at once.</summary>
-        public WhereAllocationKcpServer(ConnectedCallback OnConnected, Action<int, ArraySegment<byte>, KcpChannel> OnData,
+        /// <summary>
+        /// The stock server's parameters, and the most connections it holds at once. <paramref name="OnConnected"/> is
+        /// told each new connection and its sender (Mirror 89.11 and later: <c>OnServerConnectedWithAddress</c>).
+        /// </summary>
+        public WhereAllocationKcpServer(Action<int, IPEndPoint> OnConnected, Action<int, ArraySegment<byte>, KcpChannel> OnData,
             Action<int> OnDisconnected, Action<int, ErrorCode, string> OnError, KcpConfig config, int maxConnections = 1024)
-            : base(OnConnected, OnData, OnDisconnected, OnError, config)
+            // Ignored is a method group with both of kcp2k's forms: the compiler picks the one this kcp2k's constructor
+            // takes. kcp2k calls it only from its own CreateConnection, which this server overrides.
+            : base(Ignored, OnData, OnDisconnected, OnError, config)
         {
+            _connected = OnConnected;
             _ids = new PeerTable<int>(maxConnections, 1);   // a pending set is required; this server lends ids instead
             _senders = new EndPointKey[maxConnections + 1];
             _free = new int[maxConnections];
             ResetIds();
+        }
+
+        /// <summary>
+        /// The same, with a callback told only the new connection's id (Mirror 89.7 to 89.10: <c>OnServerConnected</c>).
+        /// </summary>
+        public WhereAllocationKcpServer(Action<int> OnConnected, Action<int, ArraySegment<byte>, KcpChannel> OnData,
+            Action<int> OnDisconnected, Action<int, ErrorCode, string> OnError, KcpConfig config, int maxConnections = 1024)
+            : this(IdOnly(OnConnected), OnData, OnDisconnected, OnError, config, maxConnections)
+        {
+        }
+
+        private static Action<int, IPEndPoint> IdOnly(Action<int> connected) => (connectionId, sender) => connected(connectionId);
+
+        private static void Ignored(int connectionId)
+        {
+        }
+
+        private static void Ignored(int connectionId, IPEndPoint sender)
+        {
         }
 
         /// <summary>Datagrams dropped: longer than the MTU, or from a new sender while the server was full.</summary>
@@ -158,11 +180,8 @@ namespace WhereAllocation.Samples
             _senders[connectionId] = sender;
             connections.Add(connectionId, connection);
             Log.Info($"[KCP] Server: OnConnected({connectionId})");
-            Raise(OnConnected, connectionId, (IPEndPoint)connection.remoteEndPoint);
+            _connected(connectionId, (IPEndPoint)connection.remoteEndPoint);
         }
-
-        private static void Raise(Action<int> connected, int connectionId, IPEndPoint from) => connected(connectionId);
-        private static void Raise(Action<int, IPEndPoint> connected, int connectionId, IPEndPoint from) => connected(connectionId, from);
 
         private void Disconnected(int connectionId, KcpServerConnection connection)
         {

@@ -1,3 +1,4 @@
+#nullable enable
 #if !NET8_0_OR_GREATER && !UNITY_5_3_OR_NEWER
 using System;
 using System.Reflection;
