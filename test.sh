@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of where-allocation: the suite on CoreCLR (.NET 10, xunit), the memory tests again
-# against a Debug build of the library, the same suite on Mono (SGen) and on Mono with the Boehm collector, the same suite
+# against a Debug build of the library, the suite on CoreCLR again against the packages as Unity compiles them for its
+# CoreCLR back end (a Linux player, the editor), the same suite on Mono (SGen) and on Mono with the Boehm collector, the same suite
 # again on Mono's full AOT with no JIT (the stand-in for IL2CPP's and iOS's refusal of run-time code), the dispose-race tests again on both
 # runtimes with glibc unmapping freed blocks at once, the same suite on the win-x64 runtime under Wine (the
 # library's Windows branch), the native leak check under valgrind, the receive's and the send's instruction budgets on Mono under callgrind,
@@ -15,18 +16,21 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 passed=0; failed=0; broken=()
 
-# Adds a dotnet test run's counts: the minimal logger's "Passed!  - Failed: 0, Passed: 89, ..." line, or
-# the normal logger's "Total tests:" block ("     Passed: 89" / "     Failed: 1"), which has no such line.
+# Adds a dotnet test run's counts: the minimal logger's "Passed!  - Failed: 0, Passed: 89, Skipped: 0, ..." line, or
+# the normal logger's "Total tests:" block ("     Passed: 89" / "     Failed: 1" / "     Skipped: 1"), which has no such
+# line. A skipped test counts as failed, as in count_xunit_console below.
 count_dotnet_test() {
-  local line p f
+  local line p f s
   line=$(grep -E "^(Passed|Failed)! " "$1" | tail -1)
   if [ -n "$line" ]; then
     p=$(sed -nE 's/.*Passed: +([0-9]+).*/\1/p' <<<"$line"); f=$(sed -nE 's/.*Failed: +([0-9]+),.*/\1/p' <<<"$line")
+    s=$(sed -nE 's/.*Skipped: +([0-9]+),.*/\1/p' <<<"$line")
   else
     p=$(sed -n '/^Total tests:/,$p' "$1" | sed -nE 's/^ +Passed: +([0-9]+).*/\1/p' | tail -1)
     f=$(sed -n '/^Total tests:/,$p' "$1" | sed -nE 's/^ +Failed: +([0-9]+).*/\1/p' | tail -1)
+    s=$(sed -n '/^Total tests:/,$p' "$1" | sed -nE 's/^ +Skipped: +([0-9]+).*/\1/p' | tail -1)
   fi
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${s:-0}))
 }
 
 # Adds the counts of an xunit console run: its summary line "<assembly>  Total: N, Errors: N, Failed: N, Skipped: N, ...".
@@ -67,6 +71,14 @@ echo "== CoreCLR, Debug build of the memory package: its tests (debug-only check
 dotnet test tests/WhereAllocation.Tests -c Debug --filter "FullyQualifiedName~WhereAllocation.Tests.Memory" --logger "console;verbosity=minimal" 2>&1 | tee "$log/coreclr-debug.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(coreclr-debug)
 count_dotnet_test "$log/coreclr-debug.txt"
+
+echo "== Unity's CoreCLR: the same suite on CoreCLR against both packages' netstandard2.1 build compiled with Unity's defines for"
+echo "   its CoreCLR back end (Unity 6.7's experimental one, 7.0's), as a Linux player and as the editor (tests/UnityCoreClr)"
+for target in Player Editor; do
+  dotnet test "tests/UnityCoreClr/$target" -c Release --logger "console;verbosity=normal" 2>&1 | tee "$log/unity-coreclr-$target.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=("unity-coreclr-$target")
+  count_dotnet_test "$log/unity-coreclr-$target.txt"
+done
 
 echo "== Mono: the same suite, under xunit's console runner"
 dotnet build tests/WhereAllocation.Tests.Mono -c Release -v quiet -nologo >"$log/mono-build.txt" 2>&1 || { cat "$log/mono-build.txt"; broken+=(mono-build); }

@@ -1,4 +1,6 @@
-#if !NET8_0_OR_GREATER
+// UnityPlayerPlatform is compiled only into the netstandard2.1 build made without Unity's defines (the NuGet package's):
+// Unity's own compile of the package (LIBRARY_UNITY_DEFINES, tests/UnityCoreClr) names the player at compile time instead.
+#if LIBRARY_NETSTANDARD && !LIBRARY_UNITY_DEFINES
 using Xunit;
 
 namespace WhereAllocation.Tests

@@ -26,7 +26,8 @@ namespace WhereAllocation.Tests
 
         public static string Describe()
         {
-            return (IsMono ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + ", " + RuntimeInformation.OSDescription + (IsWine ? ", under Wine" : "") + ")";
+            return (IsMono ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + ", " + RuntimeInformation.OSDescription + (IsWine ? ", under Wine" : "")
+                + ", the library's " + (LibraryBuild.IsNetStandard ? "netstandard2.1" : "net8.0") + " build" + (LibraryBuild.CompiledWithUnityDefines ? " with Unity's defines" : "") + ")";
         }
 
         private static IntPtr WineVersionExport()
