@@ -5,7 +5,9 @@
 #   2. moves each package's declared public API from PublicAPI.Unshipped.txt into PublicAPI.Shipped.txt (api/ and
 #      api/Memory/, and their per-framework files; a "*REMOVED*" line takes its member out of the Shipped file), so that
 #      the analyzers treat every later change of that surface as a change of a released API;
-#   3. dates both CHANGELOG sections (today, UTC) and copies CHANGELOG.md into the Unity package (scripts/unity-version.sh);
+#   3. adds the Unity assembly definitions' GUIDs to api/UnityAsmdefGuids.Shipped.txt (scripts/unity-meta.sh --ship), which
+#      unity-meta.sh --check then holds every later version to (users reference an asmdef by its GUID);
+#   3b. dates both CHANGELOG sections (today, UTC) and copies CHANGELOG.md into the Unity package (scripts/unity-version.sh);
 #   4. builds the library against the moved files, then packs (scripts/pack.sh) into artifacts/release-<version>/:
 #      both NuGet packages with their symbols and both Unity tarballs;
 #   5. commits "Release <version>" and tags it v<version> (annotated).
@@ -65,6 +67,9 @@ for folder in "${api_folders[@]}"; do
   for framework in netstandard2.1 net8.0; do move_api "$folder/$framework"; done
 done
 
+echo "== The Unity assembly definitions' GUIDs recorded as shipped"
+bash scripts/unity-meta.sh --ship
+
 echo "== CHANGELOGs dated $today"
 for log in "${changelogs[@]}"; do
   sed -i -E "s/^## $version — unreleased$/## $version — $today/" "$log"
@@ -83,7 +88,7 @@ if $dry; then
   git --no-pager diff --stat
   exit 0
 fi
-git add -A "${api_folders[@]}" "${changelogs[@]}" src/WhereAllocation/CHANGELOG.md
+git add -A "${api_folders[@]}" api/UnityAsmdefGuids.Shipped.txt "${changelogs[@]}" src/WhereAllocation/CHANGELOG.md
 git commit -q -m "Release $version"
 git tag -a "v$version" -m "where-allocation $version: WhereAllocation and WhereAllocation.Memory"
 echo "release: committed and tagged v$version; packages in $out"

@@ -6,10 +6,9 @@
 # package, so it is the same on every machine. An assembly definition's GUID is pinned instead, by its assembly name
 # (asmdef_guid below): users' assembly definitions reference it as "GUID:<guid>" (the form Unity's inspector writes), so
 # it must survive a moved or renamed .asmdef file. A new .asmdef needs a pin before this script writes its .meta.
-# --check fails on a missing, stale or orphaned .meta, on an .asmdef without a pin, on an .asmdef of the last release
-# whose GUID changed or which is gone (the release: the newest v* tag reachable from HEAD, else the newest commit
-# scripts/release.sh made, "Release <version>", since a clone may come without tags), and on bin/ or obj/ files
-# committed in the package folder; it ends with one "N passed, N failed" line.
+# --check fails on a missing, stale or orphaned .meta, on an .asmdef without a pin, on an .asmdef a release shipped
+# whose GUID changed or which is gone (api/UnityAsmdefGuids.Shipped.txt, which --ship extends at a release), and on bin/
+# or obj/ files committed in the package folder; it ends with one "N passed, N failed" line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-write}
@@ -66,7 +65,7 @@ if [ "$mode" = --guid ]; then
   package=$2; case "$package" in src/WhereAllocation) seed=where-allocation/ ;; src/WhereAllocation.Memory) seed=where-allocation.memory/ ;; *) exit 2 ;; esac
   guid "$3" "${4:-}"; exit 0
 fi
-[ "$mode" = write ] || [ "$mode" = --check ] || { echo "usage: $0 [--check]" >&2; exit 2; }
+[ "$mode" = write ] || [ "$mode" = --check ] || [ "$mode" = --ship ] || { echo "usage: $0 [--check | --ship]" >&2; exit 2; }
 passed=0; failed=0
 fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
 one_package() {
@@ -103,33 +102,40 @@ one_package() {
   if [ -n "$built" ]; then fail "build output committed in the package folder: $(head -3 <<<"$built" | tr '\n' ' ')"; else passed=$((passed + 1)); fi
   echo "  meta: $passed checks passed in $package"
 }
-# Every .asmdef of the last release keeps its GUID (by assembly name) and still exists.
+# Every .asmdef a release shipped keeps its GUID (by assembly name) and still exists. What each release shipped is written
+# by scripts/release.sh into api/UnityAsmdefGuids.Shipped.txt ("<assembly name> <guid>" a line), in the tree itself, so the
+# check needs no tag and no history (a clone may come without either).
+shipped_guids=api/UnityAsmdefGuids.Shipped.txt
 release_guids() {
-  local release label
-  release=$(git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null || git log -1 --format=%H --grep='^Release [0-9][0-9.]*$' 2>/dev/null || true)
-  if [ -z "$release" ]; then
-    if [ "$(git rev-parse --is-shallow-repository)" = true ]; then fail "no release found in a shallow clone: fetch the whole history to compare the asmdef GUIDs"
-    else echo "  no release yet (no v* tag, no 'Release <version>' commit): no asmdef GUID to compare"; fi
-    return 0
-  fi
-  label=$(git describe --tags --exact-match "$release" 2>/dev/null || git log -1 --format='%h "%s"' "$release")
+  [ -f "$shipped_guids" ] || { fail "$shipped_guids is missing (scripts/release.sh writes it)"; return 0; }
   declare -A now=()
-  local asmdefs=('src/WhereAllocation/*.asmdef' 'src/WhereAllocation.Memory/*.asmdef')
+  local file
   while read -r file; do
     now[$(asmdef_name "$file")]=$(sed -nE 's/^guid: //p' "$file.meta" 2>/dev/null)
-  done < <({ git ls-files -- "${asmdefs[@]}"; git ls-files --others --exclude-standard -- "${asmdefs[@]}"; } | sort -u)
-  local checked=0
-  while read -r meta; do
-    local name old
-    name=$(git show "$release:${meta%.meta}" | sed -nE 's/^ *"name": *"([^"]+)".*/\1/p' | head -1)
-    old=$(git show "$release:$meta" | sed -nE 's/^guid: //p')
+  done < <(find src/WhereAllocation src/WhereAllocation.Memory -name '*.asmdef' -not -path '*/Samples~/*' -not -path '*/bin/*' -not -path '*/obj/*' | sort)
+  local checked=0 name old
+  while read -r name old; do
+    [ -n "$name" ] && [ "${name:0:1}" != "#" ] || continue
     checked=$((checked + 1))
-    if [ -z "${now[$name]+set}" ]; then fail "assembly $name (GUID $old in $label, ${meta%.meta}) is gone: users' references to it break"
-    elif [ "${now[$name]}" != "$old" ]; then fail "assembly $name: GUID ${now[$name]}, but $old in $label: every user's GUID:$old reference would be dropped"
+    if [ -z "${now[$name]+set}" ]; then fail "assembly $name (GUID $old, shipped: $shipped_guids) is gone: users' references to it break"
+    elif [ "${now[$name]}" != "$old" ]; then fail "assembly $name: GUID ${now[$name]}, but $old shipped ($shipped_guids): every user's GUID:$old reference would be dropped"
     else passed=$((passed + 1)); fi
-  done < <(git ls-tree -r --name-only "$release" -- src/WhereAllocation src/WhereAllocation.Memory | grep '\.asmdef\.meta$')
-  echo "  asmdef GUIDs: $checked of release $label compared"
+  done <"$shipped_guids"
+  [ "$checked" -gt 0 ] || fail "$shipped_guids names no assembly"
+  echo "  asmdef GUIDs: $checked shipped ones compared"
 }
+# --ship: adds every package asmdef's name and GUID to the shipped list (scripts/release.sh, at a release).
+if [ "$mode" = --ship ]; then
+  { grep -v '^#' "$shipped_guids" 2>/dev/null || true
+    find src/WhereAllocation src/WhereAllocation.Memory -name '*.asmdef' -not -path '*/Samples~/*' -not -path '*/bin/*' -not -path '*/obj/*' | sort \
+      | while read -r file; do echo "$(asmdef_name "$file") $(sed -nE 's/^guid: //p' "$file.meta")"; done; } | sort -u >"$shipped_guids.new"
+  { echo "# The GUIDs of the Unity assembly definitions every release shipped, by assembly name; scripts/unity-meta.sh --check"
+    echo "# fails when one changes or is gone. Written by scripts/release.sh (unity-meta.sh --ship); never edit a line."
+    cat "$shipped_guids.new"; } >"$shipped_guids"
+  rm -f "$shipped_guids.new"
+  echo "unity-meta: $shipped_guids: $(grep -vc '^#' "$shipped_guids") assemblies"
+  exit 0
+fi
 package=src/WhereAllocation; seed=where-allocation/; one_package
 package=src/WhereAllocation.Memory; seed=where-allocation.memory/; one_package
 if [ "$mode" = --check ]; then
