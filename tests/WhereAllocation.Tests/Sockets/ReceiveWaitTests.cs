@@ -66,8 +66,8 @@ namespace WhereAllocation.Tests
             var wrapper = new Socket(new SafeSocketHandle(pair.Server.Handle, ownsHandle: false));
             if (NativeDatagramIO.ReceiveWaitsInKernel)
             {
-                Assert.True(NativeDatagramIO.OwnsDescriptor(SocketHandles.Get(pair.Server)), "an ordinary socket's handle was not seen owning its descriptor");
-                Assert.False(NativeDatagramIO.OwnsDescriptor(SocketHandles.Get(wrapper)), "a non-owning handle was seen owning its descriptor");
+                Assert.True(NativeDatagramIO.DisposeWakesKernelWait(SocketHandles.Get(pair.Server)), "an ordinary socket's handle was not seen owning its descriptor");
+                Assert.False(NativeDatagramIO.DisposeWakesKernelWait(SocketHandles.Get(wrapper)), "a non-owning handle was seen owning its descriptor");
             }
             DisposeDuringWait.AssertEndsWithObjectDisposed(
                 () => wrapper.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
