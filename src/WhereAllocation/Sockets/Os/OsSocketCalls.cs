@@ -245,6 +245,13 @@ namespace WhereAllocation
         /// </summary>
         internal virtual bool IsReceiveShutDown(IntPtr socket) => false;
 
+        /// <summary>
+        /// True when the descriptor has its close-on-exec flag (FD_CLOEXEC), or the flag cannot be read: CoreCLR's Dispose
+        /// shuts a socket down to wake the calls that hold it only then (one that lacks the flag "may be shared with other
+        /// processes"). True where the OS has no such flag. One system call on Linux and macOS.
+        /// </summary>
+        internal virtual bool IsCloseOnExec(IntPtr socket) => true;
+
         /// <summary>The socket's receive timeout (SO_RCVTIMEO) in milliseconds, 0 for none. Read natively: the runtime's getter boxes.</summary>
         internal abstract int ReceiveTimeoutMilliseconds(IntPtr socket);
 
