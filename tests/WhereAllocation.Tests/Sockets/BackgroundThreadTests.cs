@@ -41,13 +41,15 @@ namespace WhereAllocation.Tests
                 return;
             }
             DisposeDuringAWait(); // the thread exists
-            AbortTheWatchdog();
+            Thread dead = AbortTheWatchdog();
             long wakeUps = KernelWaitWatchdog.WakeUps;
             DisposeDuringAWait();
             Assert.True(KernelWaitWatchdog.WakeUps > wakeUps, "the wait after the watchdog's death ended, but not by a new watchdog");
-            Assert.NotNull(KernelWaitWatchdog.CurrentThread);
+            Assert.NotSame(dead, KernelWaitWatchdog.CurrentThread);
 
             AbortTheWatchdog();
+            Assert.Null(KernelWaitWatchdog.CurrentThread);
+            Assert.False(KernelWaitWatchdog.IsRunning, "the watchdog says it runs after its thread ended");
             int failures = KernelWaitWatchdog.StartFailures;
             KernelWaitWatchdog.FailThreadStart = true;
             DisposeDuringAWait(); // in slices: no thread can wake a kernel wait
@@ -67,13 +69,12 @@ namespace WhereAllocation.Tests
                 () => pair.Server.Dispose());
         }
 
-        private static void AbortTheWatchdog()
+        private static Thread AbortTheWatchdog()
         {
             Thread watchdog = KernelWaitWatchdog.CurrentThread ?? throw new InvalidOperationException("no watchdog thread to abort");
             Abort(watchdog);
             Assert.True(watchdog.Join(5000), "the aborted watchdog thread did not end");
-            Assert.Null(KernelWaitWatchdog.CurrentThread);
-            Assert.False(KernelWaitWatchdog.IsRunning, "the watchdog says it runs after its thread ended");
+            return watchdog;
         }
 
 #pragma warning disable SYSLIB0006 // Mono only (KernelWaitsWatched)
