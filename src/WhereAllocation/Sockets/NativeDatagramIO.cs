@@ -71,7 +71,10 @@ namespace WhereAllocation
         private static bool s_receiveWaitsInKernel = s_os.HasWaitingReceive && (s_runtimeWakesHeldReceives || s_libraryWakesHeldReceives);
 
         // Mono on Linux: how many receives of the one-call form go on straight to the kernel's wait (registered), since the last
-        // one that tried first and found nothing queued; 0: the next one tries first (MSG_DONTWAIT). A registration costs Mono's
+        // one that tried first and found nothing queued; 0: the next one tries first (MSG_DONTWAIT). Shared by every socket of
+        // the process: a socket that waits sends the one-call receives of the others (busy ones too) through the registration
+        // for at most 256 receives (about 75 instructions each, never a wrong result), which a per-socket count would avoid at
+        // the price of a field per socket the library does not have (Socket is the runtime's). A registration costs Mono's
         // receive about 75 instructions (bench/ReceiveCost), which a queued datagram would pay for nothing, while a try that finds
         // nothing costs a system call: a server that waits pays that call once per run (1/256 of a call per datagram), and a
         // saturated one, after at most one run, tries first at the cost it always had. One field for the process, written only
@@ -576,7 +579,12 @@ namespace WhereAllocation
         {
             if (s_libraryWakesHeldReceives)
             {
-                s_waitFirst--;
+                // Not an interlocked decrement (a locked instruction on a line every receiving thread shares, per datagram):
+                // threads that race here lose a count at most, which moves the next try first by a receive. Never below 0, though:
+                // "s_waitFirst--" from two threads that both read 1 left -1, and every one-call receive of the process would then
+                // have registered, never trying first, for 2^31 receives (a cost, never a wrong result).
+                int left = s_waitFirst;
+                if (left > 0) s_waitFirst = left - 1;
                 return ReceiveWatched(socket, raw, payload, size, peek, address, addressLength, out error);
             }
             bool counted = SocketHandles.CountKernelWaits;
