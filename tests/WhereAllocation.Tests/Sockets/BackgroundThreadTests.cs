@@ -82,6 +82,39 @@ namespace WhereAllocation.Tests
 #pragma warning restore SYSLIB0006
 
         /// <summary>
+        /// Mono: the awaits' I/O thread is aborted while awaits wait on it (as a user's Thread.Abort would; a domain reload ends
+        /// the whole engine with its domain): each ends with InvalidOperationException, in either continuation mode, and the
+        /// next await starts a new thread that serves it. CoreCLR refuses Thread.Abort.
+        /// </summary>
+        [Theory]
+        [MemberData(nameof(Matrix.Continuations), MemberType = typeof(Matrix))]
+        public void AnAbortedIoThreadEndsItsAwaitsAndTheNextStartsAnother(DatagramContinuations mode)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            if (!Runtime.IsMono)
+            {
+                Assert.Throws<PlatformNotSupportedException>(() => Abort(new Thread(() => { })));
+                return;
+            }
+            using (var pair = new Loopback(Family.IPv4, 0))
+            using (var wrapper = new AsyncDatagramSocket(pair.Server, mode))
+            {
+                Task<ReceivedDatagram> waiting = wrapper.ReceiveFromAsync(new byte[64]).AsTask();
+                Assert.False(waiting.IsCompleted, "the await did not wait");
+                Thread io = AwaitEngine.Native.CurrentThread ?? throw new InvalidOperationException("no I/O thread while an await waits");
+                Abort(io);
+                Assert.True(io.Join(5000), "the aborted I/O thread did not end");
+                Assert.True(((IAsyncResult)waiting).AsyncWaitHandle.WaitOne(5000), "the await on the aborted thread never ended");
+                Assert.IsType<InvalidOperationException>(waiting.Exception?.InnerException);
+                Task<ReceivedDatagram> next = wrapper.ReceiveFromAsync(new byte[64]).AsTask();
+                pair.Client.SendTo(new byte[] { 3, 3, 3 }, pair.ServerTarget);
+                Assert.True(next.Wait(10_000), "no I/O thread served the await after the abort");
+                Assert.Equal(3, next.Result.Length);
+                Assert.NotSame(io, AwaitEngine.Native.CurrentThread);
+            }
+        }
+
+        /// <summary>
         /// The awaits' I/O thread meets an exception of the library's own question about a socket (planted: an OS whose
         /// shutdown question throws on that thread, after two reports that brought nothing): that await ends with the exception,
         /// and the thread goes on serving: an await on another socket gets its datagram. Before, the exception ended the thread,

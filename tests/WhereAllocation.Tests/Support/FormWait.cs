@@ -102,6 +102,11 @@ namespace WhereAllocation.Tests
         /// </summary>
         public string Outcome => Volatile.Read(ref _outcome) ?? "still waiting";
 
+        /// <summary>The length of the (first) datagram received, when the outcome is "datagram"; -1 before, or otherwise.</summary>
+        public int Length => Volatile.Read(ref _length);
+
+        private int _length = -1;
+
         /// <summary>Milliseconds from the call to its end.</summary>
         public long ElapsedMs => Interlocked.Read(ref _elapsed);
 
@@ -129,18 +134,19 @@ namespace WhereAllocation.Tests
             switch (Form)
             {
                 case WaitingForm.OneCall:
-                    Socket.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, NewEndPoint(Socket));
+                    _length = Socket.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, NewEndPoint(Socket));
                     return "datagram";
                 case WaitingForm.OneCallSpan:
-                    Socket.ReceiveFrom_NonAlloc(new Span<byte>(new byte[1500]), SocketFlags.None);
+                    _length = Socket.ReceiveFrom_NonAlloc(new Span<byte>(new byte[1500]), SocketFlags.None).Length;
                     return "datagram";
                 case WaitingForm.Batch:
                 case WaitingForm.CoalescedBatch:
                     int count = _batch!.Receive(Socket, timeoutMs > 0 ? timeoutMs : Timeout.Infinite);
+                    if (count > 0) _length = _batch.GetDatagram(0, out _).Length;
                     return count > 0 ? "datagram" : count.ToString();
                 default:
                     _entered = true;
-                    _awaited!.GetAwaiter().GetResult();
+                    _length = _awaited!.GetAwaiter().GetResult().Length;
                     return "datagram";
             }
         }

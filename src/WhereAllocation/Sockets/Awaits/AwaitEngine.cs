@@ -253,15 +253,30 @@ namespace WhereAllocation
 
         private void Abandon()
         {
+            // The engine as before its first wait, under the lock (a wait that comes next starts a thread again); then the
+            // operations that waited on this thread end with the reason, resumed off this dying thread (never inline here).
+            AwaitedSocket[] waiting;
+            AwaitedOperation? ready;
             lock (_waiting)
             {
+                waiting = new AwaitedSocket[_waiting.Count]; // allocates, on an abort only
+                for (int i = 0; i < waiting.Length; i++) waiting[i] = _waiting[i];
+                ready = _readyFirst;
+                _readyFirst = null;
+                _readyLast = null;
                 _running = false;
                 _threadId = -1;
                 _thread = null;
                 _waiting.Clear();
                 _poller.Close();
             }
-            Sweep(new InvalidOperationException("The library's I/O thread, which waits for every AsyncDatagramSocket, was aborted."));
+            var end = new InvalidOperationException("The library's I/O thread, which waits for every AsyncDatagramSocket, was aborted.");
+            foreach (AwaitedSocket socket in waiting)
+            {
+                socket.Receive.FailIfWaiting(end, false);
+                socket.Send.FailIfWaiting(end, false);
+            }
+            for (AwaitedOperation? operation = ready; operation != null; operation = operation.NextReady) operation.FailIfWaiting(end, false);
         }
 
         /// <summary>The thread's loop: true when it ended because no wrapper is left (<see cref="TryEnd"/>).</summary>
