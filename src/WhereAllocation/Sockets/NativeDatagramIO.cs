@@ -119,33 +119,32 @@ namespace WhereAllocation
         // handle counts as owning, and every wait polls in slices. Mono: every handle (see s_libraryWakesHeldReceives).
         private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = s_libraryWakesHeldReceives ? s_everyHandle : s_runtimeWakesHeldReceives ? OwnershipGetter() : null;
 
-#if NET8_0_OR_GREATER
-        // The last handle this thread found waking (see DisposeWakesKernelWait): the answer costs a system call (fcntl), so it is
-        // asked once per receiving thread and socket, never per datagram. Per thread: the shards of a server receive on a socket
-        // each, on a thread each, and one field for all would make each ask again after every datagram of another.
-        [ThreadStatic] private static SafeHandle? t_wakingHandle;
-#else
-        // The last handle found owning its descriptor: a server asks about the same socket datagram after datagram. One field for
-        // every thread (a thread-static's storage is allocated on each thread's first use): threads on other sockets only make
-        // each other ask the handle again, a delegate call that gives the same answer (no system call: Mono asks no flag).
-        private static SafeHandle? s_wakingHandle;
-#endif
+        // The handles found waking (see DisposeWakesKernelWait): on CoreCLR the answer costs a system call (fcntl), so it is asked
+        // once per socket, never per datagram. A table of 64 for the process, made once: a thread-static would allocate its storage
+        // on each receiving thread's first receive (216 B on .NET 10, seen in DatagramServer's zero-byte rows), and one field for
+        // all would make the shards of a server (a socket and a thread each) ask again after every datagram of another. Read
+        // without a lock (a reference is written whole); a process with more sockets than that receiving at once asks again now
+        // and then, never wrongly. A hit costs one comparison per socket before it in the table.
+        private static readonly SafeHandle?[] s_wakingHandles = new SafeHandle?[64];
+        private static int s_nextWakingHandle;
 
         /// <summary>
         /// True when a Dispose of <paramref name="handle"/>'s Socket wakes a receive blocked in the kernel on its descriptor, so
         /// that such a receive may wait there: on CoreCLR, when the handle owns its descriptor and the descriptor has FD_CLOEXEC,
         /// the runtime's own condition (SafeSocketHandle.TryUnblockSocket shuts down only such a descriptor: one without the flag
         /// "may be shared with other processes"); on Mono, always (the library's watchdog wakes it, see
-        /// <see cref="KernelWaitsWatched"/>). The flag is read when a thread first asks about the socket, not at every receive:
-        /// a flag cleared after that thread's first receive on the socket is not seen (docs/CONTRACT.md, "Hostile conditions").
+        /// <see cref="KernelWaitsWatched"/>). The flag is read when the socket is first asked about, not at every receive: a flag
+        /// cleared after the socket's first receive is not seen (docs/CONTRACT.md, "Hostile conditions").
         /// </summary>
         internal static bool DisposeWakesKernelWait(SafeHandle handle)
         {
-#if NET8_0_OR_GREATER
-            if (ReferenceEquals(handle, t_wakingHandle)) return true;
-#else
-            if (ReferenceEquals(handle, s_wakingHandle)) return true;
-#endif
+            SafeHandle?[] known = s_wakingHandles;
+            for (int i = 0; i < known.Length; i++)
+            {
+                SafeHandle? seen = known[i];
+                if (ReferenceEquals(seen, handle)) return true;
+                if (seen == null) break; // filled in order: none after the first empty one (until the table wraps)
+            }
             return AskDisposeWakesKernelWait(handle);
         }
 
@@ -162,11 +161,9 @@ namespace WhereAllocation
             Func<SafeHandle, bool>? owns = s_ownsDescriptor;
             if (owns == null || !owns(handle)) return false;
             if (s_runtimeWakesHeldReceives && !s_os.IsCloseOnExec(handle.DangerousGetHandle())) return false;
-#if NET8_0_OR_GREATER
-            t_wakingHandle = handle;
-#else
-            s_wakingHandle = handle;
-#endif
+            int next = s_nextWakingHandle;
+            s_nextWakingHandle = next + 1;
+            s_wakingHandles[next & (s_wakingHandles.Length - 1)] = handle;
             return true;
         }
 

@@ -77,11 +77,11 @@ namespace WhereAllocation.Tests
 
         /// <summary>
         /// The close-on-exec flag that decides a kernel wait on CoreCLR (NativeDatagramIO.DisposeWakesKernelWait) costs one system
-        /// call when a thread first receives on a socket, none per datagram after it; Mono asks it never (its watchdog wakes a
-        /// wait whatever the flag), nor does an OS whose receives do not wait in the kernel.
+        /// call at a socket's first receive, none per datagram after it; Mono asks it never (its watchdog wakes a wait whatever
+        /// the flag), nor does an OS whose receives do not wait in the kernel.
         /// </summary>
         [Fact]
-        public void TheCloseOnExecFlagIsAskedOncePerThreadAndSocketNotPerDatagram()
+        public void TheCloseOnExecFlagIsAskedOncePerSocketNotPerDatagram()
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
             using var pair = new Loopback(Family.IPv4, 5000);
