@@ -100,6 +100,7 @@ namespace WhereAllocation
         private int ReceiveNative(Socket socket, int timeoutMilliseconds)
         {
             SafeHandle handle = SocketHandles.Get(socket);
+            if (handle == null) throw new ObjectDisposedException(typeof(Socket).FullName); // Mono's DuplicateAndClose took it
             bool socketAdded = false;
             bool counted = false;
             try
