@@ -58,6 +58,7 @@ namespace WhereAllocation.Tests.Runner
                 return 2;
             }
 
+            Runtime.CodeMadeAtRunTimeRefused = options.AotOnly;
             List<TestCase> cases = Discover(typeof(SuiteRunner).Assembly, options.AotOnly);
             if (options.ListClasses)
             {

@@ -71,6 +71,14 @@ namespace WhereAllocation.Interop
         [DllImport(Lib, EntryPoint = "shutdown", SetLastError = true)]
         internal static extern int Shutdown(int fd, int how);
 
+        /// <summary>
+        /// fcntl with a command that takes no argument (F_GETFD): declared without the C function's variadic tail, which a
+        /// command without an argument leaves empty, so the call is the same on every ABI (Apple's arm64 passes variadic
+        /// arguments on the stack).
+        /// </summary>
+        [DllImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
+        internal static extern int Fcntl(int fd, int command);
+
         [DllImport(Lib, EntryPoint = "getpid")]
         internal static extern int GetPid();
 

@@ -101,6 +101,7 @@ namespace WhereAllocation
         private int ReceiveNative(Socket socket, int timeoutMilliseconds)
         {
             SafeHandle handle = SocketHandles.Get(socket);
+            if (handle == null) throw new ObjectDisposedException(typeof(Socket).FullName); // Mono's DuplicateAndClose took it
             bool socketAdded = false;
             bool counted = false;
             try
@@ -114,7 +115,7 @@ namespace WhereAllocation
                 // first call waits for the first datagram and takes every one queued with it, one call per batch. A limit is this
                 // call's own, not the socket's SO_RCVTIMEO, so a wait with one polls.
                 bool inKernel = timeoutMilliseconds == Timeout.Infinite && _mode == DatagramBatchMode.MultiMessage && !_coalescedReceive && !HasSpilled
-                    && NativeDatagramIO.ReceiveWaitsInKernel && NativeDatagramIO.OwnsDescriptor(handle);
+                    && NativeDatagramIO.ReceiveWaitsInKernel && NativeDatagramIO.DisposeWakesKernelWait(handle);
                 if (inKernel && SocketHandles.CountKernelWaits && !NativeDatagramIO.KernelWaitsWatched)
                 {
                     // Counted only for the tests (see SocketHandles.CountKernelWaits; on Mono each kernel call counts itself with its
@@ -138,12 +139,14 @@ namespace WhereAllocation
                         error = SocketError.Shutdown;
                     }
                     if (received > 0) return received;
-                    if (error == SocketError.Interrupted) continue;
+                    if (error == SocketError.Interrupted && !inKernel) continue;
                     if (inKernel)
                     {
                         // The kernel's wait ended without a datagram: the socket's own SO_RCVTIMEO passed, or its descriptor is in
-                        // non-blocking mode. The rest of this wait, which has no limit, goes on in slices.
+                        // non-blocking mode, or a signal interrupted it. The rest of this wait, which has no limit, goes on in
+                        // slices, which ask between them whether the socket was disposed.
                         inKernel = false;
+                        if (error == SocketError.Interrupted) error = SocketError.WouldBlock;
                     }
                     // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and a wait would spin.
                     // Asked when a wait said readable, or when the call does not wait: a first wait on such a socket answers at once.
@@ -177,11 +180,17 @@ namespace WhereAllocation
         /// </summary>
         private int ReceiveManyWatched(Socket socket, IntPtr raw, out SocketError error)
         {
-            int slot = KernelWaitWatchdog.Enter(socket);
-            if (slot < 0) return OsSocketCalls.InUse.ReceiveMany(raw, _messages, _capacity, out error);
-            int received = OsSocketCalls.InUse.ReceiveManyWaiting(raw, _messages, _capacity, out error);
-            KernelWaitWatchdog.Exit(slot);
-            return received;
+            int slot = -1;
+            try
+            {
+                try { } finally { slot = KernelWaitWatchdog.Enter(socket); } // see NativeDatagramIO.ReceiveWatched
+                if (slot < 0) return OsSocketCalls.InUse.ReceiveMany(raw, _messages, _capacity, out error);
+                return OsSocketCalls.InUse.ReceiveManyWaiting(raw, _messages, _capacity, out error);
+            }
+            finally
+            {
+                if (slot >= 0) KernelWaitWatchdog.Exit(slot); // also when the thread is aborted in the wait
+            }
         }
     }
 }

@@ -44,10 +44,12 @@ namespace WhereAllocation
         private static readonly int[] s_claims = new int[Slots];
         private static readonly Slot[] s_sockets = new Slot[Slots];
 
-        // In a struct, so that writing the socket into the array needs no covariance check (a helper call on Mono).
+        // In a struct, so that writing the socket into the array needs no covariance check (a helper call on Mono). Waiter: the
+        // thread that waits, for the one wake-up that cannot shut the descriptor down (see WakeDisposed).
         private struct Slot
         {
             internal Socket? Socket;
+            internal Thread? Waiter;
         }
 
         // 0: no thread; Registered: a thread runs and a registration came since its last tick; Idle: a thread runs and none came.
@@ -58,12 +60,17 @@ namespace WhereAllocation
 
         private static long s_ticks;
         private static long s_wakeUps;
+        private static long s_interrupts;
         private static int s_starts;
+        private static int s_startFailures;
+        private static long s_faults;
 
         /// <summary>
         /// Registers a receive about to wait in the kernel on <paramref name="socket"/>, whose handle the caller holds; counts it
         /// among the library's waits (<see cref="SocketHandles.EnterWait"/>) too. Returns the slot for <see cref="Exit"/>, or -1
-        /// when every slot is taken: the caller must not wait in the kernel then.
+        /// when every slot is taken or the thread cannot be started: the caller must not wait in the kernel then (it waits in
+        /// slices, which end at a Dispose too). Call it in a finally clause and <see cref="Exit"/> in another, so that a
+        /// Thread.Abort can part neither from its call (see NativeDatagramIO.ReceiveWatched).
         /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         internal static int Enter(Socket socket)
@@ -72,10 +79,15 @@ namespace WhereAllocation
             int slot = Interlocked.CompareExchange(ref s_claims[0], 1, 0) == 0 ? 0 : ClaimAnother();
             if (slot < 0) return -1;
             s_sockets[slot].Socket = socket;
+            s_sockets[slot].Waiter = Thread.CurrentThread;
             // A full fence between the slot's socket and the read of the state: a thread that marked itself stopped either sees
             // this slot in its last look, or this read sees it stopped (see Run).
             SocketHandles.EnterWait();
-            if (s_state != Registered) Wake();
+            if (s_state != Registered && !Wake())
+            {
+                Exit(slot);
+                return -1;
+            }
             return slot;
         }
 
@@ -98,6 +110,7 @@ namespace WhereAllocation
             // Plain writes: a registration the watchdog still sees after it ended names a socket that once waited, and the watchdog
             // touches only a disposed one's own descriptor, so a late look at it is harmless.
             s_sockets[slot].Socket = null;
+            s_sockets[slot].Waiter = null;
             s_claims[slot] = 0;
         }
 
@@ -112,6 +125,27 @@ namespace WhereAllocation
 
         /// <summary>How many times the thread was started (for the tests).</summary>
         internal static int Starts => Volatile.Read(ref s_starts);
+
+        /// <summary>Starts that failed because the runtime could not create the thread (for the tests; the receive waited in slices).</summary>
+        internal static int StartFailures => Volatile.Read(ref s_startFailures);
+
+        /// <summary>Waiting threads interrupted because their disposed socket had no handle left to shut down (for the tests).</summary>
+        internal static long Interrupts => Interlocked.Read(ref s_interrupts);
+
+        /// <summary>Exceptions the thread caught and survived while it looked at a slot or ticked (for the tests).</summary>
+        internal static long Faults => Interlocked.Read(ref s_faults);
+
+        /// <summary>The thread, while it exists (for the tests).</summary>
+        internal static Thread? CurrentThread
+        {
+            get
+            {
+                lock (s_gate) return s_thread;
+            }
+        }
+
+        /// <summary>For the tests: the next start of the thread fails as if the runtime could not create it.</summary>
+        internal static volatile bool FailThreadStart = false; // initialised so that Unity, which grants the tests no internals, warns of nothing
 
         /// <summary>True while a receive on <paramref name="socket"/> is registered as waiting in the kernel (for the tests).</summary>
         internal static bool IsWaiting(Socket socket)
@@ -129,48 +163,67 @@ namespace WhereAllocation
         /// </summary>
         internal static bool WakesDisposed = true; // initialised so that Unity, which grants the tests no internals, warns of nothing
 
+        /// <summary>Marks a registration for the thread, starting (or resuming) it when it was stopped; false when it could not be started.</summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static void Wake()
+        private static bool Wake()
         {
             while (true)
             {
                 int state = Volatile.Read(ref s_state);
-                if (state == Registered) return;
+                if (state == Registered) return true;
                 if (state == Idle)
                 {
-                    if (Interlocked.CompareExchange(ref s_state, Registered, Idle) == Idle) return;
+                    if (Interlocked.CompareExchange(ref s_state, Registered, Idle) == Idle) return true;
                     continue;
                 }
                 if (Interlocked.CompareExchange(ref s_state, Registered, Stopped) == Stopped)
                 {
-                    Start();
-                    return;
+                    if (Start()) return true;
+                    // Nothing runs: stopped again, so that the next registration tries again.
+                    Volatile.Write(ref s_state, Stopped);
+                    return false;
                 }
             }
         }
 
-        private static void Start()
+        /// <summary>
+        /// Resumes the parked thread, or makes it; false when the runtime could not create it (out of memory or threads): the
+        /// receive that registered waits in slices instead (its contract holds, at four calls a datagram instead of one), and
+        /// the next registration tries again. Nothing is thrown into the receive for a helper it can do without.
+        /// </summary>
+        private static bool Start()
         {
             Interlocked.Increment(ref s_starts);
             lock (s_gate)
             {
                 // After the first start the thread only parks when idle: resuming it allocates nothing, where a new Thread
                 // object on the receiving thread would put bytes into a server's steady state each time it went idle.
-                if (s_threadMade)
+                if (s_thread != null)
                 {
                     s_resume = true;
                     Monitor.Pulse(s_gate);
-                    return;
+                    return true;
                 }
-                s_threadMade = true;
+                try
+                {
+                    if (FailThreadStart) throw new OutOfMemoryException("Thread creation failed (test hook).");
+                    var thread = new Thread(Run) { IsBackground = true, Name = "WhereAllocation kernel-wait watchdog" };
+                    thread.Start();
+                    s_thread = thread;
+                    return true;
+                }
+                catch (Exception)
+                {
+                    // What the runtime throws varies (OutOfMemoryException on CoreCLR, ExecutionEngineException on Mono).
+                    Interlocked.Increment(ref s_startFailures);
+                    return false;
+                }
             }
-            var thread = new Thread(Run) { IsBackground = true, Name = "WhereAllocation kernel-wait watchdog" };
-            thread.Start();
         }
 
-        // The parked thread's gate: s_threadMade once the one thread exists, s_resume when a start came while it parks.
+        // The parked thread's gate: s_thread once the one thread exists (until it ends), s_resume when a start came while it parks.
         private static readonly object s_gate = new object();
-        private static bool s_threadMade;
+        private static Thread? s_thread;
         private static bool s_resume;
 
         // Waits, without ticking, until a registration starts the watchdog again.
@@ -185,12 +238,42 @@ namespace WhereAllocation
 
         private static void Run()
         {
+            try
+            {
+                Loop();
+            }
+            finally
+            {
+                // The thread ends only when it is aborted (Mono's Thread.Abort, a domain unload): forgotten, so that the next
+                // registration makes a new one instead of resuming one that is gone.
+                lock (s_gate)
+                {
+                    if (ReferenceEquals(s_thread, Thread.CurrentThread)) s_thread = null;
+                    s_resume = false;
+                }
+                Volatile.Write(ref s_state, Stopped);
+            }
+        }
+
+        private static void Loop()
+        {
             int idle = 0;
             while (true)
             {
-                Pause();
-                Interlocked.Increment(ref s_ticks);
-                bool any = Look();
+                bool any;
+                try
+                {
+                    Pause();
+                    Interlocked.Increment(ref s_ticks);
+                    any = Look();
+                }
+                catch (Exception e) when (!(e is ThreadAbortException))
+                {
+                    // Never let a user's socket state end the thread (which would end the process): counted, and the next tick
+                    // looks again. Look catches per slot; this is for anything else.
+                    Interlocked.Increment(ref s_faults);
+                    any = true;
+                }
                 // A registration since the last tick set Registered: mark this tick, and count it idle only if none came and no
                 // receive is waiting now.
                 if (Interlocked.Exchange(ref s_state, Idle) == Registered || any)
@@ -206,7 +289,17 @@ namespace WhereAllocation
                 }
                 // Stopped, after a full fence: a registration that read the state before it changed has filled its slot, and this
                 // look sees it; one that reads it after starts a thread of its own.
-                if (!Look() || Interlocked.CompareExchange(ref s_state, Registered, Stopped) != Stopped) Park();
+                bool seen;
+                try
+                {
+                    seen = Look();
+                }
+                catch (Exception e) when (!(e is ThreadAbortException))
+                {
+                    Interlocked.Increment(ref s_faults);
+                    seen = true;
+                }
+                if (!seen || Interlocked.CompareExchange(ref s_state, Registered, Stopped) != Stopped) Park();
                 idle = 0;
             }
         }
@@ -237,15 +330,36 @@ namespace WhereAllocation
                 any = true;
                 Socket? socket = Volatile.Read(ref s_sockets[i].Socket);
                 if (socket == null) continue;
-                if (WakesDisposed && SocketHandles.IsDisposedFlagSet(socket)) WakeDisposed(socket);
+                try
+                {
+                    if (WakesDisposed && SocketHandles.IsDisposedFlagSet(socket)) WakeDisposed(socket, Volatile.Read(ref s_sockets[i].Waiter));
+                }
+                catch (Exception e) when (!(e is ThreadAbortException))
+                {
+                    // One socket's state (whatever a runtime or a user left it in) must not keep the others from being looked at,
+                    // nor end the thread: counted, and looked at again next tick.
+                    Interlocked.Increment(ref s_faults);
+                }
             }
             return any;
         }
 
-        private static void WakeDisposed(Socket socket)
+        private static void WakeDisposed(Socket socket, Thread? waiter)
         {
-            // Refused once the last reference went and the descriptor was closed: nothing is waiting on it then.
-            if (!SocketHandles.TryHold(socket, out HeldHandle held)) return;
+            if (!SocketHandles.TryHold(socket, out HeldHandle held))
+            {
+                // Refused once the last reference went and the descriptor was closed: nothing is waiting on it then. Or the Socket
+                // has no handle left: Mono's DuplicateAndClose gave its descriptor to the duplicate (Mono's Dispose then leaves it
+                // open), so a shutdown would take the duplicate's receiving side. The waiting thread is interrupted instead, as
+                // Mono wakes its own blocked calls (its Socket.cancel_blocking_socket_operation: a signal, which ends the kernel's
+                // wait with EINTR); the receive goes on in slices, which find the socket disposed.
+                if (waiter != null && s_interruptCall != null && SocketHandles.IsHandleGone(socket))
+                {
+                    Interlocked.Increment(ref s_interrupts);
+                    s_interruptCall(waiter);
+                }
+                return;
+            }
             using (held)
             {
                 try
@@ -254,10 +368,29 @@ namespace WhereAllocation
                     Interlocked.Increment(ref s_wakeUps);
                     OsSocketCalls.InUse.WakeWaitingReceives(held.Raw);
                 }
-                catch (Exception)
+                catch (Exception e) when (!(e is ThreadAbortException))
                 {
                     // An OS stand-in of the tests without the call: the wait then ends only with a datagram or its timeout.
                 }
+            }
+        }
+
+        // Mono's internal Socket.cancel_blocking_socket_operation(Thread), with which Mono's own Dispose interrupts the blocked calls
+        // of a socket; null where the class library has none (CoreCLR, where the watchdog never runs).
+        private static readonly Action<Thread>? s_interruptCall = InterruptCall();
+
+        [System.Diagnostics.CodeAnalysis.DynamicDependency("cancel_blocking_socket_operation", typeof(Socket))]
+        private static Action<Thread>? InterruptCall()
+        {
+            try
+            {
+                System.Reflection.MethodInfo? method = typeof(Socket).GetMethod("cancel_blocking_socket_operation",
+                    System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic, null, new[] { typeof(Thread) }, null);
+                return method == null || method.ReturnType != typeof(void) ? null : (Action<Thread>)Delegate.CreateDelegate(typeof(Action<Thread>), method);
+            }
+            catch (Exception)
+            {
+                return null; // stripped, or a runtime that refuses
             }
         }
     }

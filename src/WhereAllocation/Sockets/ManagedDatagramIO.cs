@@ -122,6 +122,12 @@ namespace WhereAllocation
                     throw new SocketException((int)SocketError.TimedOut);
                 if (s_availableIsNextSize) pending = socket.Available;
             }
+            else if (wait && socket.Blocking && !NativeDatagramIO.DisposeWakesRuntimeReceive(socket) && !RuntimeReceive.WaitUntilReady(socket))
+            {
+                // The runtime's receive waits in the kernel, where its Dispose wakes it only on a descriptor it may shut down: on
+                // any other (a handle that does not own it, no FD_CLOEXEC) the wait is the library's, in slices a Dispose ends.
+                throw new SocketException((int)SocketError.TimedOut);
+            }
 
             EndPoint endPoint = into;
             truncated = pending > size;

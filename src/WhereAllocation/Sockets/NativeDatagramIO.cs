@@ -72,7 +72,10 @@ namespace WhereAllocation
         private static bool s_receiveWaitsInKernel = s_os.HasWaitingReceive && (s_runtimeWakesHeldReceives || s_libraryWakesHeldReceives);
 
         // Mono on Linux: how many receives of the one-call form go on straight to the kernel's wait (registered), since the last
-        // one that tried first and found nothing queued; 0: the next one tries first (MSG_DONTWAIT). A registration costs Mono's
+        // one that tried first and found nothing queued; 0: the next one tries first (MSG_DONTWAIT). Shared by every socket of
+        // the process: a socket that waits sends the one-call receives of the others (busy ones too) through the registration
+        // for at most 256 receives (about 75 instructions each, never a wrong result), which a per-socket count would avoid at
+        // the price of a field per socket the library does not have (Socket is the runtime's). A registration costs Mono's
         // receive about 75 instructions (bench/ReceiveCost), which a queued datagram would pay for nothing, while a try that finds
         // nothing costs a system call: a server that waits pays that call once per run (1/256 of a call per datagram), and a
         // saturated one, after at most one run, tries first at the cost it always had. One field for the process, written only
@@ -114,21 +117,54 @@ namespace WhereAllocation
 
         // CoreCLR's Dispose shuts the descriptor down only when the handle owns it (SafeSocketHandle.OwnsHandle, internal): a
         // Socket made over SafeSocketHandle(fd, ownsHandle: false) would leave a kernel wait waiting. Null where not found: no
-        // handle counts as owning, and every wait polls in slices.
-        private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = !s_receiveWaitsInKernel ? null : s_libraryWakesHeldReceives ? s_everyHandle : OwnershipGetter();
+        // handle counts as owning, and every wait polls in slices. Mono: every handle (see s_libraryWakesHeldReceives).
+        private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = s_libraryWakesHeldReceives ? s_everyHandle : s_runtimeWakesHeldReceives ? OwnershipGetter() : null;
 
-        // The last handle found owning its descriptor: a server asks about the same socket datagram after datagram. One field for
-        // every thread (a thread-static's storage is allocated on each thread's first use): threads on other sockets only make
-        // each other ask the handle again, which gives the same answer.
-        private static SafeHandle? s_owningHandle;
+        // The handles found waking (see DisposeWakesKernelWait): on CoreCLR the answer costs a system call (fcntl), so it is asked
+        // once per socket, never per datagram. A table of 64 for the process, made once: a thread-static would allocate its storage
+        // on each receiving thread's first receive (216 B on .NET 10, seen in DatagramServer's zero-byte rows), and one field for
+        // all would make the shards of a server (a socket and a thread each) ask again after every datagram of another. Read
+        // without a lock (a reference is written whole); a process with more sockets than that receiving at once asks again now
+        // and then, never wrongly. A hit costs one comparison per socket before it in the table.
+        private static readonly SafeHandle?[] s_wakingHandles = new SafeHandle?[64];
+        private static int s_nextWakingHandle;
 
-        /// <summary>True when <paramref name="handle"/> owns its descriptor, so that the runtime's Dispose wakes a kernel wait on it.</summary>
-        internal static bool OwnsDescriptor(SafeHandle handle)
+        /// <summary>
+        /// True when a Dispose of <paramref name="handle"/>'s Socket wakes a receive blocked in the kernel on its descriptor, so
+        /// that such a receive may wait there: on CoreCLR, when the handle owns its descriptor and the descriptor has FD_CLOEXEC,
+        /// the runtime's own condition (SafeSocketHandle.TryUnblockSocket shuts down only such a descriptor: one without the flag
+        /// "may be shared with other processes"); on Mono, always (the library's watchdog wakes it, see
+        /// <see cref="KernelWaitsWatched"/>). The flag is read when the socket is first asked about, not at every receive: a flag
+        /// cleared after the socket's first receive is not seen (docs/CONTRACT.md, "Hostile conditions").
+        /// </summary>
+        internal static bool DisposeWakesKernelWait(SafeHandle handle)
         {
-            if (ReferenceEquals(handle, s_owningHandle)) return true;
+            SafeHandle?[] known = s_wakingHandles;
+            for (int i = 0; i < known.Length; i++)
+            {
+                SafeHandle? seen = known[i];
+                if (seen == null) break; // filled in order: none after the first empty one (until the table wraps)
+                if (ReferenceEquals(seen, handle)) return true;
+            }
+            return AskDisposeWakesKernelWait(handle);
+        }
+
+        /// <summary>
+        /// For the runtime's own paths, whose blocking receive waits in the kernel: true when the runtime's Dispose wakes it on
+        /// <paramref name="socket"/> (<see cref="DisposeWakesKernelWait"/>), or when that cannot be told here (no way to the
+        /// handle, no OS calls), as before the question was asked; false sends the caller to a wait of its own in slices.
+        /// </summary>
+        internal static bool DisposeWakesRuntimeReceive(Socket socket) => !s_callsWork || !SocketHandles.Available || DisposeWakesKernelWait(SocketHandles.Get(socket));
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        private static bool AskDisposeWakesKernelWait(SafeHandle handle)
+        {
             Func<SafeHandle, bool>? owns = s_ownsDescriptor;
             if (owns == null || !owns(handle)) return false;
-            s_owningHandle = handle;
+            if (s_runtimeWakesHeldReceives && !s_os.IsCloseOnExec(handle.DangerousGetHandle())) return false;
+            int next = s_nextWakingHandle;
+            s_nextWakingHandle = next + 1;
+            s_wakingHandles[next & (s_wakingHandles.Length - 1)] = handle;
             return true;
         }
 
@@ -241,7 +277,7 @@ namespace WhereAllocation
                     IntPtr raw = handle.DangerousGetHandle();
                     // Mono on Linux waits in the kernel only while receives keep finding nothing queued (see s_waitFirst); else
                     // it tries first, at the cost it always had, and goes on to the kernel's wait in the general path.
-                    if (s_waitFirst != 0 && socket.Blocking && (s_libraryWakesHeldReceives || OwnsDescriptor(handle)))
+                    if (s_waitFirst != 0 && socket.Blocking && (s_libraryWakesHeldReceives || DisposeWakesKernelWait(handle)))
                     {
                         kernelWaitStart = Stopwatch.GetTimestamp();
                         received = ReceiveInKernel(socket, raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
@@ -258,11 +294,13 @@ namespace WhereAllocation
                     if (added) handle.DangerousRelease();
                 }
                 // Nothing queued: the general path waits at once, without asking again what was just answered (after a kernel
-                // wait, from when it began). An interruption or a report to skip: it receives again.
+                // wait, from when it began: one that a signal interrupted too). An interruption of a try, or a report to skip: it
+                // receives again.
                 if (retry)
                 {
                     bool nothing = error == SocketError.WouldBlock;
-                    return Receive(socket, start + offset, size, flags, true, into, out _, nothing && kernelWaitStart == 0, nothing ? kernelWaitStart : 0);
+                    return Receive(socket, start + offset, size, flags, true, into, out _, nothing && kernelWaitStart == 0,
+                        nothing || error == SocketError.Interrupted ? kernelWaitStart : 0);
                 }
             }
             if (received < 0) throw SocketWaits.Failure(socket, error, receive: true);
@@ -299,6 +337,11 @@ namespace WhereAllocation
             SocketError error;
             bool peek = (flags & SocketFlags.Peek) != 0;
             SafeHandle handle = SocketHandles.Get(socket);
+            // No handle: Mono's DuplicateAndClose gave it away, and the Socket is closed for this process (a wait in the one-call
+            // receive that the watchdog interrupted for it comes here). The one-call receive's own path does not ask: a test on
+            // every datagram costs Mono's receive 4 to 11 instructions (bench/ReceiveCost), and there Mono's own calls throw
+            // NullReferenceException as that path then does.
+            if (handle == null) throw new ObjectDisposedException(typeof(Socket).FullName);
             bool added = false;
             long waitStart = 0;
             int timeout = 0;
@@ -307,7 +350,7 @@ namespace WhereAllocation
             bool polled = false;    // a wait said readable before this receive
             bool counted = false;
             // A socket in blocking mode whose receive may wait: the kernel waits (see ReceiveWaitsInKernel), one call per datagram.
-            bool inKernel = wait && s_receiveWaitsInKernel && socket.Blocking && OwnsDescriptor(handle);
+            bool inKernel = wait && s_receiveWaitsInKernel && socket.Blocking && DisposeWakesKernelWait(handle);
             if (kernelWaitStart != 0)
             {
                 // The caller's kernel wait ended without a datagram: this call goes on from its end (the branch for that below).
@@ -362,18 +405,21 @@ namespace WhereAllocation
                         received = ShutDown(out error);
                         break;
                     }
-                    // A signal: the kernel's wait starts again with the socket's whole timeout, as the runtime's own receive does.
-                    if (error == SocketError.Interrupted || s_os.IsResetReportToSkip(raw, error)) continue;
+                    if ((error == SocketError.Interrupted && !inKernel) || s_os.IsResetReportToSkip(raw, error)) continue;
                     if (inKernel)
                     {
-                        if (error != SocketError.WouldBlock) break;
+                        if (error != SocketError.WouldBlock && error != SocketError.Interrupted) break;
                         // The kernel's wait ended without a datagram: the socket's receive timeout passed, or its descriptor is in
                         // non-blocking mode (CoreCLR leaves it so for good once an asynchronous call ran on the socket) and the
-                        // receive answered at once. The rest of the wait, if any, goes on in slices, timed from the kernel's
-                        // start: a timeout that passed ends the call below, before any poll.
+                        // receive answered at once, or a signal interrupted it (Mono stops the world with one at every collection,
+                        // and Linux never restarts a receive that has SO_RCVTIMEO). The rest of the wait, if any, goes on in
+                        // slices, timed from the kernel's start: a timeout that passed ends the call below, before any poll. Never
+                        // the kernel's wait again, which would start the whole timeout over: collections more frequent than the
+                        // timeout would keep it from ever passing.
                         inKernel = false;
                         timeout = s_os.ReceiveTimeoutMilliseconds(raw);
                         timed = true;
+                        error = SocketError.WouldBlock;
                     }
                     // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and recvfrom says only
                     // "nothing queued". Asked when a wait said readable, or when the caller would not wait: a wait's first poll
@@ -536,7 +582,12 @@ namespace WhereAllocation
         {
             if (s_libraryWakesHeldReceives)
             {
-                s_waitFirst--;
+                // Not an interlocked decrement (a locked instruction on a line every receiving thread shares, per datagram):
+                // threads that race here lose a count at most, which moves the next try first by a receive. Never below 0, though:
+                // "s_waitFirst--" from two threads that both read 1 left -1, and every one-call receive of the process would then
+                // have registered, never trying first, for 2^31 receives (a cost, never a wrong result).
+                int left = s_waitFirst;
+                if (left > 0) s_waitFirst = left - 1;
                 return ReceiveWatched(socket, raw, payload, size, peek, address, addressLength, out error);
             }
             bool counted = SocketHandles.CountKernelWaits;
@@ -553,11 +604,20 @@ namespace WhereAllocation
         /// </summary>
         private static long ReceiveWatched(Socket socket, IntPtr raw, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
         {
-            int slot = KernelWaitWatchdog.Enter(socket);
-            if (slot < 0) return s_os.Receive(raw, payload, size, peek, address, addressLength, out error);
-            long received = s_os.ReceiveWaiting(raw, payload, size, peek, address, addressLength, out error);
-            KernelWaitWatchdog.Exit(slot);
-            return received;
+            int slot = -1;
+            try
+            {
+                // In a finally clause, which Mono's Thread.Abort does not interrupt: the claim and its slot number are never parted.
+                try { } finally { slot = KernelWaitWatchdog.Enter(socket); }
+                if (slot < 0) return s_os.Receive(raw, payload, size, peek, address, addressLength, out error);
+                return s_os.ReceiveWaiting(raw, payload, size, peek, address, addressLength, out error);
+            }
+            finally
+            {
+                // Also when the thread is aborted in the wait (Mono's Thread.Abort, Unity's domain reload interrupt the call):
+                // a slot left claimed would keep the watchdog ticking for ever, and 64 of them would leave none.
+                if (slot >= 0) KernelWaitWatchdog.Exit(slot);
+            }
         }
 
         /// <summary>What a receive reports on a socket shut down for receiving: -1 with Shutdown.</summary>

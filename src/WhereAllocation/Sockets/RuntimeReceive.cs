@@ -54,6 +54,9 @@ namespace WhereAllocation
                 // In slices: Dispose ends the wait at the next one, at the latest.
                 int remaining = SocketWaits.Remaining(start, timeout > 0 ? timeout : -1);
                 if (remaining == 0) return false;
+                // Asked before each slice too: Mono's Poll on a Socket that DuplicateAndClose left without a handle throws
+                // NullReferenceException (its own disposed check passes such a socket by), and a Dispose after it sets only the flag.
+                SocketWaits.ThrowIfDisposed(socket);
                 SocketHandles.EnterWait(); // the runtime's Poll holds the handle while it waits
                 try
                 {
@@ -64,6 +67,11 @@ namespace WhereAllocation
                     // Windows ends a Poll whose socket another thread disposed with an error (OperationAborted).
                     SocketWaits.ThrowIfDisposed(socket);
                     throw;
+                }
+                catch (NullReferenceException) when (SocketHandles.IsHandleGone(socket))
+                {
+                    // Mono: DuplicateAndClose took the handle between the two polls.
+                    throw new ObjectDisposedException(typeof(Socket).FullName);
                 }
                 finally
                 {

@@ -33,6 +33,11 @@ namespace WhereAllocation
                 throw SocketErrors.Receive(SocketError.WouldBlock);
             }
 
+            // The runtime's receive waits in the kernel, where its Dispose wakes it only on a descriptor it may shut down: on any
+            // other (a handle that does not own it, no FD_CLOEXEC) the wait is the library's, in slices that a Dispose ends.
+            if (wait && socket.Blocking && !NativeDatagramIO.DisposeWakesRuntimeReceive(socket) && !RuntimeReceive.WaitUntilReady(socket))
+                throw new SocketException((int)SocketError.TimedOut);
+
             // An empty buffer would leave the datagram queued (the runtime does not call the OS): receive into
             // one byte instead, which takes it and tells whether it had any bytes.
             bool empty = buffer.Length == 0;

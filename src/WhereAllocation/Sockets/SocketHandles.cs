@@ -91,11 +91,17 @@ namespace WhereAllocation
         /// </summary>
         internal static bool TryHold(Socket socket, out HeldHandle held)
         {
-            SafeHandle handle;
+            SafeHandle? handle;
             bool added = false;
             try
             {
                 handle = Get(socket);
+                // Null: Mono's DuplicateAndClose hands the descriptor to the duplicate and leaves the Socket without a handle.
+                if (handle == null)
+                {
+                    held = default;
+                    return false;
+                }
                 handle.DangerousAddRef(ref added);
             }
             catch (ObjectDisposedException)
@@ -108,6 +114,28 @@ namespace WhereAllocation
         }
 
         /// <summary>
+        /// True when <paramref name="socket"/> has no handle any more: Mono's DuplicateAndClose hands its descriptor to the
+        /// duplicate and clears the Socket's field (its Dispose then leaves the descriptor alone). Such a socket is closed for
+        /// this process, and every question of the library treats it as disposed. False where no way reaches the handle.
+        /// </summary>
+        internal static bool IsHandleGone(Socket socket)
+        {
+#if NET8_0_OR_GREATER
+            return false; // .NET's DuplicateAndClose disposes the Socket, whose handle stays
+#else
+            if (!Available) return false;
+            try
+            {
+                return Get(socket) == null;
+            }
+            catch (ObjectDisposedException)
+            {
+                return true; // the field route: the field is empty
+            }
+#endif
+        }
+
+        /// <summary>
         /// Takes a reference on <paramref name="socket"/>'s handle for a call made once per socket or per wait (not per
         /// datagram: the one-call receive and send hold it written out, where each Mono instruction counts), released by
         /// <see cref="HeldHandle.Dispose"/> at the end of a <c>using</c> (a struct in a using statement is not boxed).
@@ -115,7 +143,8 @@ namespace WhereAllocation
         /// <exception cref="ObjectDisposedException">The socket has been disposed (on Mono too while another thread waits on it: <see cref="ThrowIfDisposedWhileHeld"/>).</exception>
         internal static HeldHandle Hold(Socket socket)
         {
-            SafeHandle handle = Get(socket);
+            // Null: the Socket has no handle any more (Mono's DuplicateAndClose), closed for this process.
+            SafeHandle handle = Get(socket) ?? throw new ObjectDisposedException(typeof(Socket).FullName);
             bool added = false;
             try
             {

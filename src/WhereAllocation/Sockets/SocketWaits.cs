@@ -36,6 +36,9 @@ namespace WhereAllocation
         /// </summary>
         internal static ObjectDisposedException? DisposedError(Socket socket)
         {
+            // Mono: its Socket's own flag, set first by Dispose; and a Socket that DuplicateAndClose left without a handle, on
+            // which Socket.Available throws NullReferenceException (Mono's check of its flag passes it by). Nothing on .NET 8+.
+            if (SocketHandles.IsDisposedFlagSet(socket) || SocketHandles.IsHandleGone(socket)) return new ObjectDisposedException(typeof(Socket).FullName);
             try
             {
                 _ = socket.Available;

@@ -66,14 +66,36 @@ namespace WhereAllocation.Tests
             var wrapper = new Socket(new SafeSocketHandle(pair.Server.Handle, ownsHandle: false));
             if (NativeDatagramIO.ReceiveWaitsInKernel)
             {
-                Assert.True(NativeDatagramIO.OwnsDescriptor(SocketHandles.Get(pair.Server)), "an ordinary socket's handle was not seen owning its descriptor");
-                Assert.False(NativeDatagramIO.OwnsDescriptor(SocketHandles.Get(wrapper)), "a non-owning handle was seen owning its descriptor");
+                Assert.True(NativeDatagramIO.DisposeWakesKernelWait(SocketHandles.Get(pair.Server)), "an ordinary socket's handle was not seen owning its descriptor");
+                Assert.False(NativeDatagramIO.DisposeWakesKernelWait(SocketHandles.Get(wrapper)), "a non-owning handle was seen owning its descriptor");
             }
             DisposeDuringWait.AssertEndsWithObjectDisposed(
                 () => wrapper.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
                 () => wrapper.Dispose());
         }
 #endif
+
+        /// <summary>
+        /// The close-on-exec flag that decides a kernel wait on CoreCLR (NativeDatagramIO.DisposeWakesKernelWait) costs one system
+        /// call at a socket's first receive, none per datagram after it; Mono asks it never (its watchdog wakes a wait whatever
+        /// the flag), nor does an OS whose receives do not wait in the kernel.
+        /// </summary>
+        [Fact]
+        public void TheCloseOnExecFlagIsAskedOncePerSocketNotPerDatagram()
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            using var pair = new Loopback(Family.IPv4, 5000);
+            using var calls = CountedReceives.Install();
+            var buffer = new byte[64];
+            var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
+            for (int i = 0; i < 100; i++)
+            {
+                pair.Client.SendTo(new byte[] { (byte)i }, pair.ServerTarget);
+                Assert.Equal(1, pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
+            }
+            bool asks = NativeDatagramIO.ReceiveWaitsInKernel && !NativeDatagramIO.KernelWaitsWatched;
+            Assert.Equal(asks ? 1 : 0, calls.CloseOnExecReads);
+        }
 
         [Theory]
         [InlineData(false)]
@@ -482,6 +504,15 @@ namespace WhereAllocation.Tests
             public int NonWaiting => Volatile.Read(ref _nonWaiting);
             public int Polls => Volatile.Read(ref _polls);
             public int TimeoutReads => Volatile.Read(ref _timeoutReads);
+            public int CloseOnExecReads => Volatile.Read(ref _closeOnExecReads);
+
+            private int _closeOnExecReads;
+
+            internal override bool IsCloseOnExec(IntPtr socket)
+            {
+                Interlocked.Increment(ref _closeOnExecReads);
+                return Os.IsCloseOnExec(socket);
+            }
             public string Counts => "waiting " + Waiting + ", non-waiting " + NonWaiting + ", polls " + Polls + ", timeout reads " + TimeoutReads;
 
             internal override bool HasWaitingReceive => Os.HasWaitingReceive;

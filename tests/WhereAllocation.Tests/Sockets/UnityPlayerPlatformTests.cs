@@ -1,6 +1,8 @@
 // UnityPlayerPlatform is compiled only into the netstandard2.1 build made without Unity's defines (the NuGet package's):
 // Unity's own compile of the package (LIBRARY_UNITY_DEFINES, tests/UnityCoreClr) names the player at compile time instead.
 #if LIBRARY_NETSTANDARD && !LIBRARY_UNITY_DEFINES
+using System;
+using System.Linq;
 using Xunit;
 
 namespace WhereAllocation.Tests
@@ -45,11 +47,51 @@ namespace WhereAllocation.Tests
         [InlineData("PS5")]
         [InlineData("Switch")]
         [InlineData("GameCoreXboxSeries")]
+        [InlineData("GameCoreScarlett")]
+        [InlineData("Switch2")]
         public void AWebGLOrConsolePlayerRefuses(string platform)
         {
             OsSocketCalls calls = OsSocketCalls.ForUnityPlayer(platform)!;
             Assert.IsType<UnknownOsSocketCalls>(calls);
             Assert.Contains(platform, calls.Probe()!);
+        }
+
+        /// <summary>A stand-in of Unity's RuntimePlatform with an alias, as Unity's has had (GameCoreScarlett had GameCoreXboxSeries's value).</summary>
+        public enum AliasedPlatform
+        {
+            OSXEditor = 0,
+            GameCoreScarlett = 36,
+            GameCoreXboxSeries = 36,
+            GameCoreXboxOne = 37,
+        }
+
+        /// <summary>
+        /// The answer is every name of the value, whichever one the runtime's ToString picks, and the choice refuses the
+        /// console under any of them.
+        /// </summary>
+        [Fact]
+        public void EveryNameOfAnAliasedValueIsAnsweredAndRefused()
+        {
+            string[] names = UnityPlayerPlatform.NamesOf(AliasedPlatform.GameCoreXboxSeries);
+            Assert.Equal(new[] { "GameCoreScarlett", "GameCoreXboxSeries" }, names.OrderBy(n => n, StringComparer.Ordinal).ToArray());
+            Assert.Contains(AliasedPlatform.GameCoreXboxSeries.ToString(), names);
+            Assert.Equal(new[] { "GameCoreXboxOne" }, UnityPlayerPlatform.NamesOf(AliasedPlatform.GameCoreXboxOne));
+            foreach (string name in names) Assert.IsType<UnknownOsSocketCalls>(OsSocketCalls.ForUnityPlayer(name));
+        }
+
+        /// <summary>
+        /// Unity's linker may strip Application.platform from a player: the library's question names it for linkers built on
+        /// ILLink (Unity's is), and when it is gone all the same, the refusal says so and names the Unity package.
+        /// </summary>
+        [Fact]
+        public void TheGetterIsNamedForTheLinkerAndItsLossIsReported()
+        {
+            var ask = typeof(UnityPlayerPlatform).GetMethod(nameof(UnityPlayerPlatform.Ask), System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.NonPublic)!;
+            Assert.Contains(ask.GetCustomAttributes(false), a => a is System.Diagnostics.CodeAnalysis.DynamicDependencyAttribute d
+                && d.MemberSignature == "get_platform" && d.TypeName == "UnityEngine.Application" && d.AssemblyName == "UnityEngine.CoreModule");
+            string said = OsSocketCalls.UnityPlatformUnread("UnityEngine.Application has no readable static property platform (stripped?)");
+            Assert.Contains("stripped?", said);
+            Assert.Contains("com.where-allocation.core", said);
         }
 
         [Theory]

@@ -42,5 +42,6 @@ namespace WhereAllocation.Tests
         internal override int BufferSize(IntPtr socket, bool receive) => Os.BufferSize(socket, receive);
         internal override bool IsConnected(IntPtr socket) => Os.IsConnected(socket);
         internal override void WakeWaitingReceives(IntPtr socket) => Os.WakeWaitingReceives(socket);
+        internal override bool IsCloseOnExec(IntPtr socket) => Os.IsCloseOnExec(socket);
     }
 }

@@ -24,6 +24,12 @@ namespace WhereAllocation.Tests
         /// </summary>
         public static readonly bool IsWine = RuntimeInformation.IsOSPlatform(OSPlatform.Windows) && WineVersionExport() != IntPtr.Zero;
 
+        /// <summary>
+        /// True when the suite runs without a JIT (Mono's full AOT, IL2CPP's stand-in): set by the suite's own runner from its
+        /// <c>--aot-only</c> option (scripts/full-aot.sh), the one place that knows.
+        /// </summary>
+        public static bool CodeMadeAtRunTimeRefused { get; set; }
+
         public static string Describe()
         {
             return (IsMono ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + ", " + RuntimeInformation.OSDescription + (IsWine ? ", under Wine" : "")

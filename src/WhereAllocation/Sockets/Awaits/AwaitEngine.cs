@@ -239,6 +239,50 @@ namespace WhereAllocation
 
         private void Run()
         {
+            bool ended = false;
+            try
+            {
+                ended = Loop();
+            }
+            finally
+            {
+                // Ended otherwise than by TryEnd: aborted (Mono's Thread.Abort, a domain unload). Forgotten, so that the next wait
+                // starts a thread again; the operations that waited on this one end with the reason, as when a wait fails.
+                if (!ended) Abandon();
+            }
+        }
+
+        private void Abandon()
+        {
+            // The engine as before its first wait, under the lock (a wait that comes next starts a thread again); then the
+            // operations that waited on this thread end with the reason, resumed off this dying thread (never inline here).
+            AwaitedSocket[] waiting;
+            AwaitedOperation? ready;
+            lock (_waiting)
+            {
+                waiting = new AwaitedSocket[_waiting.Count]; // allocates, on an abort only
+                for (int i = 0; i < waiting.Length; i++) waiting[i] = _waiting[i];
+                ready = _readyFirst;
+                _readyFirst = null;
+                _readyLast = null;
+                _running = false;
+                _threadId = -1;
+                _thread = null;
+                _waiting.Clear();
+                _poller.Close();
+            }
+            var end = new InvalidOperationException("The library's I/O thread, which waits for every AsyncDatagramSocket, was aborted.");
+            foreach (AwaitedSocket socket in waiting)
+            {
+                socket.Receive.FailIfWaiting(end, false);
+                socket.Send.FailIfWaiting(end, false);
+            }
+            for (AwaitedOperation? operation = ready; operation != null; operation = operation.NextReady) operation.FailIfWaiting(end, false);
+        }
+
+        /// <summary>The thread's loop: true when it ended because no wrapper is left (<see cref="TryEnd"/>).</summary>
+        private bool Loop()
+        {
             _threadId = Environment.CurrentManagedThreadId;
             // CoreCLR allocates a thread's storage for a type's [ThreadStatic] fields when that thread first reads one
             // (32 B for Task's current task, read by TaskScheduler.Current in every OnCompleted): pay it here, at the
@@ -249,31 +293,42 @@ namespace WhereAllocation
             long lastSweep = Stopwatch.GetTimestamp();
             while (true)
             {
-                // The test seam's one read per turn (AwaitTestSeam): a volatile load, next to a wait that is a system call.
-                bool reportAll = AwaitTestSeam.ReportEveryArmedAsReady;
-                int count = _poller.Wait(_waiting, _readyFirst != null || reportAll ? 0 : SliceMilliseconds, out SocketError error);
-                if (count < 0)
+                try
                 {
-                    // The wait itself failed (not a socket of the set): every waiting operation gets the error, and the
-                    // thread pauses a slice rather than spin on a fault that may persist.
-                    Sweep(new SocketException((int)error));
+                    // The test seam's one read per turn (AwaitTestSeam): a volatile load, next to a wait that is a system call.
+                    bool reportAll = AwaitTestSeam.ReportEveryArmedAsReady;
+                    int count = _poller.Wait(_waiting, _readyFirst != null || reportAll ? 0 : SliceMilliseconds, out SocketError error);
+                    if (count < 0)
+                    {
+                        // The wait itself failed (not a socket of the set): every waiting operation gets the error, and the
+                        // thread pauses a slice rather than spin on a fault that may persist.
+                        Sweep(new SocketException((int)error));
+                        Thread.Sleep(SliceMilliseconds);
+                        count = 0;
+                    }
+                    for (int i = 0; i < count; i++)
+                    {
+                        _poller.Report(i, out long token, out Readiness events);
+                        Dispatch(token, events);
+                    }
+                    if (reportAll) ReportArmedAsReady();
+                    RunReady();
+                    long now = Stopwatch.GetTimestamp();
+                    if (now - lastSweep >= slice)
+                    {
+                        lastSweep = now;
+                        Sweep(null);
+                    }
+                    if (Volatile.Read(ref _registered) == 0 && TryEnd()) return true;
+                }
+                catch (Exception e) when (!(e is ThreadAbortException))
+                {
+                    // Nothing a socket's state or a user's code throws may end this thread (that would end the process): an
+                    // operation's own failures end that operation (DatagramOperation.OnReady); anything else reaches here,
+                    // ends every waiting operation with it, and the thread goes on after a slice's pause, not to spin on it.
+                    Sweep(e);
                     Thread.Sleep(SliceMilliseconds);
-                    count = 0;
                 }
-                for (int i = 0; i < count; i++)
-                {
-                    _poller.Report(i, out long token, out Readiness events);
-                    Dispatch(token, events);
-                }
-                if (reportAll) ReportArmedAsReady();
-                RunReady();
-                long now = Stopwatch.GetTimestamp();
-                if (now - lastSweep >= slice)
-                {
-                    lastSweep = now;
-                    Sweep(null);
-                }
-                if (Volatile.Read(ref _registered) == 0 && TryEnd()) return;
             }
         }
 

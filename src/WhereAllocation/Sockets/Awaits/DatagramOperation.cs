@@ -228,6 +228,22 @@ namespace WhereAllocation
         internal override void OnReady(bool hungUp)
         {
             if (Interlocked.CompareExchange(ref _state, Claimed, Waiting) != Waiting) return;
+            try
+            {
+                OnReadyClaimed(hungUp);
+            }
+            catch (Exception e) when (!(e is ThreadAbortException))
+            {
+                // What the library's own questions throw here (a socket a runtime left without its handle, an OS call that fails
+                // in a way no OS documents) ends this call with it, never the engine's thread, which serves every socket: its
+                // death would end the process.
+                if (Volatile.Read(ref _state) == Claimed) Finish(default!, e, true);
+                else FailIfWaiting(e, true);
+            }
+        }
+
+        private void OnReadyClaimed(bool hungUp)
+        {
             TResult result;
             bool done;
             try

@@ -83,14 +83,15 @@ namespace WhereAllocation
 #if !NET8_0_OR_GREATER && !UNITY_5_3_OR_NEWER
             // Compiled without Unity's defines (the NuGet package's netstandard2.1 build) yet perhaps inside a Unity player:
             // Unity itself names the player, where IL2CPP's runtime would answer "unknown" (UnityPlayerPlatform.cs).
-            string? unity = UnityPlayerPlatform.Ask(out string? failure);
-            if (failure != null) unityFailure = " Unity's player platform could not be read either (" + failure + ").";
+            string[]? unity = UnityPlayerPlatform.Ask(out string? failure);
+            if (failure != null) unityFailure = UnityPlatformUnread(failure);
             if (unity != null)
             {
-                OsSocketCalls? forUnity = ForUnityPlayer(unity);
-                if (forUnity != null)
+                foreach (string name in unity)
                 {
-                    chosenBy = "from Unity's Application.platform at run time: " + unity;
+                    OsSocketCalls? forUnity = ForUnityPlayer(name);
+                    if (forUnity == null) continue;
+                    chosenBy = "from Unity's Application.platform at run time: " + name;
                     return forUnity;
                 }
             }
@@ -108,6 +109,13 @@ namespace WhereAllocation
         /// <summary>Unity's package for Unity players, named by the refusals below.</summary>
         internal const string UnityPackageAdvice = " Install the Unity package com.where-allocation.core instead of the NuGet package:"
             + " Unity compiles it for each player with the player's define (docs/INSTALL.md, docs/UNITY.md).";
+
+        /// <summary>
+        /// What the refusal of an unknown OS adds when Unity's player platform could not be read (<paramref name="failure"/>): the
+        /// reason, and that the Unity package, which Unity compiles with the player's define, needs no such question.
+        /// </summary>
+        internal static string UnityPlatformUnread(string failure) =>
+            " Unity's player platform could not be read either (" + failure + ")." + UnityPackageAdvice;
 
         /// <summary>
         /// The calls for a Unity player named by <paramref name="platform"/> (RuntimePlatform's name), for the build compiled
@@ -134,8 +142,10 @@ namespace WhereAllocation
                 case "PS4":
                 case "PS5":
                 case "Switch":
+                case "Switch2":
                 case "XboxOne":
                 case "GameCoreXboxSeries":
+                case "GameCoreScarlett": // GameCoreXboxSeries's own value until Unity renumbered the alias: ToString may give either
                 case "GameCoreXboxOne":
                     return new UnknownOsSocketCalls("Unity names this player " + platform + ": Unity's WebGL and console players offer no POSIX"
                         + " or Winsock socket calls that P/Invoke can reach (the library has no binding for a closed SDK).");
@@ -245,6 +255,13 @@ namespace WhereAllocation
         /// the OS's receive reports the shutdown itself (Windows: WSAESHUTDOWN; macOS: 0 bytes without a sender).
         /// </summary>
         internal virtual bool IsReceiveShutDown(IntPtr socket) => false;
+
+        /// <summary>
+        /// True when the descriptor has its close-on-exec flag (FD_CLOEXEC), or the flag cannot be read: CoreCLR's Dispose
+        /// shuts a socket down to wake the calls that hold it only then (one that lacks the flag "may be shared with other
+        /// processes"). True where the OS has no such flag. One system call on Linux and macOS.
+        /// </summary>
+        internal virtual bool IsCloseOnExec(IntPtr socket) => true;
 
         /// <summary>The socket's receive timeout (SO_RCVTIMEO) in milliseconds, 0 for none. Read natively: the runtime's getter boxes.</summary>
         internal abstract int ReceiveTimeoutMilliseconds(IntPtr socket);

@@ -123,6 +123,14 @@ namespace WhereAllocation
         /// <summary>SO_ERROR: Linux's number; macOS gives its own.</summary>
         protected virtual int SoError => 4;
 
+        private const int GetDescriptorFlags = 1; // F_GETFD, the same on Linux and macOS
+
+        internal override bool IsCloseOnExec(IntPtr socket)
+        {
+            // The runtime's own question (SafeSocketHandle.TryUnblockSocket): flags 0 is "not close-on-exec"; an error is not.
+            return Libc.Fcntl((int)socket, GetDescriptorFlags) != 0;
+        }
+
         internal override bool IsDualMode(IntPtr socket)
         {
             int value = 1;
