@@ -120,14 +120,16 @@ namespace WhereAllocation
         // handle counts as owning, and every wait polls in slices. Mono: every handle (see s_libraryWakesHeldReceives).
         private static readonly Func<SafeHandle, bool>? s_ownsDescriptor = s_libraryWakesHeldReceives ? s_everyHandle : s_runtimeWakesHeldReceives ? OwnershipGetter() : null;
 
-        // The handles found waking (see DisposeWakesKernelWait): on CoreCLR the answer costs a system call (fcntl), so it is asked
-        // once per socket, never per datagram. A table of 64 for the process, made once: a thread-static would allocate its storage
-        // on each receiving thread's first receive (216 B on .NET 10, seen in DatagramServer's zero-byte rows), and one field for
-        // all would make the shards of a server (a socket and a thread each) ask again after every datagram of another. Read
-        // without a lock (a reference is written whole); a process with more sockets than that receiving at once asks again now
-        // and then, never wrongly. A hit costs one comparison per socket before it in the table.
+        // The handles asked about (see DisposeWakesKernelWait), by answer: on CoreCLR the answer costs a system call (fcntl), and on
+        // the netstandard2.1 build a boxed bool too, so each socket is asked once, never per datagram. Two tables of 64 for the
+        // process, made once: a thread-static would allocate its storage on each receiving thread's first receive (216 B on .NET
+        // 10, seen in DatagramServer's zero-byte rows), and one field for all would make the shards of a server (a socket and a
+        // thread each) ask again after every datagram of another. Read without a lock (a reference is written whole); a process
+        // with more sockets than that receiving at once asks again now and then, never wrongly. A hit costs one comparison per
+        // socket before it in its table.
         private static readonly SafeHandle?[] s_wakingHandles = new SafeHandle?[64];
-        private static int s_nextWakingHandle;
+        private static readonly SafeHandle?[] s_unwakedHandles = new SafeHandle?[64];
+        private static int s_nextWakingHandle, s_nextUnwakedHandle;
 
         /// <summary>
         /// True when a Dispose of <paramref name="handle"/>'s Socket wakes a receive blocked in the kernel on its descriptor, so
@@ -139,14 +141,19 @@ namespace WhereAllocation
         /// </summary>
         internal static bool DisposeWakesKernelWait(SafeHandle handle)
         {
-            SafeHandle?[] known = s_wakingHandles;
-            for (int i = 0; i < known.Length; i++)
+            if (Known(s_wakingHandles, handle)) return true;
+            return !Known(s_unwakedHandles, handle) && AskDisposeWakesKernelWait(handle);
+        }
+
+        private static bool Known(SafeHandle?[] table, SafeHandle handle)
+        {
+            for (int i = 0; i < table.Length; i++)
             {
-                SafeHandle? seen = known[i];
-                if (seen == null) break; // filled in order: none after the first empty one (until the table wraps)
+                SafeHandle? seen = table[i];
+                if (seen == null) return false; // filled in order: none after the first empty one (until the table wraps)
                 if (ReferenceEquals(seen, handle)) return true;
             }
-            return AskDisposeWakesKernelWait(handle);
+            return false;
         }
 
         /// <summary>
@@ -160,16 +167,16 @@ namespace WhereAllocation
         private static bool AskDisposeWakesKernelWait(SafeHandle handle)
         {
             Func<SafeHandle, bool>? owns = s_ownsDescriptor;
-            if (owns == null || !owns(handle)) return false;
-            if (s_runtimeWakesHeldReceives && !s_os.IsCloseOnExec(handle.DangerousGetHandle())) return false;
-            int next = s_nextWakingHandle;
-            s_nextWakingHandle = next + 1;
-            s_wakingHandles[next & (s_wakingHandles.Length - 1)] = handle;
-            return true;
+            bool wakes = owns != null && owns(handle) && (!s_runtimeWakesHeldReceives || s_os.IsCloseOnExec(handle.DangerousGetHandle()));
+            if (wakes) s_wakingHandles[s_nextWakingHandle++ & (s_wakingHandles.Length - 1)] = handle;
+            else if (owns != null) s_unwakedHandles[s_nextUnwakedHandle++ & (s_unwakedHandles.Length - 1)] = handle;
+            return wakes;
         }
 
 #if NET8_0_OR_GREATER
         [System.Diagnostics.CodeAnalysis.DynamicDependency("get_OwnsHandle", typeof(SafeSocketHandle))]
+#else
+        [System.Diagnostics.CodeAnalysis.DynamicDependency("get_OwnsHandle", "System.Net.Sockets.SafeSocketHandle", "System.Net.Sockets")]
 #endif
         private static Func<SafeHandle, bool>? OwnershipGetter()
         {
@@ -180,10 +187,15 @@ namespace WhereAllocation
                 System.Reflection.MethodInfo? getter = typeof(SafeSocketHandle).GetProperty("OwnsHandle", Instance)?.GetGetMethod(true);
                 return getter != null && getter.ReturnType == typeof(bool) ? TypedGetter<SafeSocketHandle>(getter) : null;
 #else
-                // The netstandard2.1 build runs on Mono and Unity, whose Dispose wakes no call holding the handle, so no kernel
-                // wait runs there (RuntimeWakesHeldReceives) and no handle is asked. Reaching the internal getter here would take
-                // a generic method made at run time, which IL2CPP and full AOT refuse: a runtime that could use it polls instead.
-                return null;
+                // The netstandard2.1 build asks only where the runtime's Dispose wakes held receives, that is on CoreCLR (Unity's
+                // CoreCLR back end compiles the package so). The runtime's handle type cannot be named here, and a delegate of
+                // SafeHandle does not bind to its getter; Invoke does, boxing its answer, which DisposeWakesKernelWait asks once
+                // per socket. (Mono and IL2CPP never come here: their Dispose wakes no call that holds the handle.)
+                const System.Reflection.BindingFlags Instance = System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Public;
+                Type? handleType = typeof(Socket).Assembly.GetType("System.Net.Sockets.SafeSocketHandle");
+                System.Reflection.MethodInfo? getter = handleType?.GetProperty("OwnsHandle", Instance)?.GetGetMethod(true);
+                if (handleType == null || getter == null || getter.ReturnType != typeof(bool)) return null;
+                return handle => handleType.IsInstanceOfType(handle) && getter.Invoke(handle, null) is bool owns && owns;
 #endif
             }
             catch (Exception)

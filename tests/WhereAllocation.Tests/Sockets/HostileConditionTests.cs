@@ -26,7 +26,7 @@ namespace WhereAllocation.Tests
             DatagramPathSettings.Reset();
         }
 
-        [Observes(Hostile.Section, "R1 R4 B2 B2C A1", "collection storm; Thread.Abort; no FD_CLOEXEC; non-owning handle; DuplicateAndClose; domain reload")]
+        [Observes(Hostile.Section, "R1 R4 B2 B2C A1", "collection storm; Thread.Abort; no FD_CLOEXEC; non-owning handle; DuplicateAndClose; domain reload; empty datagram")]
         [Theory]
         [MemberData(nameof(Hostile.ConditionsWithPaths), MemberType = typeof(Hostile))]
         public void EveryWaitingFormKeepsTheContractUnder(HostileCondition condition, DatagramPath path)
@@ -76,6 +76,7 @@ namespace WhereAllocation.Tests
                 case HostileCondition.NonOwningHandle: return NonOwningHandle(form);
                 case HostileCondition.DuplicateAndClose: return DuplicateAndClose(form);
                 case HostileCondition.DomainReload: return DomainReload(form, path);
+                case HostileCondition.EmptyDatagram: return EmptyDatagram(form);
                 default: throw new ArgumentOutOfRangeException(nameof(condition), condition, "no scenario for this condition");
             }
         }
@@ -120,6 +121,39 @@ namespace WhereAllocation.Tests
                 Volatile.Write(ref stop, true);
                 storm.Join(5000);
             }
+        }
+
+        // ----- an empty datagram ends a wait -----
+
+        /// <summary>
+        /// The receive waits without a limit; a datagram of 0 bytes comes, then one of 10. "datagram" when the wait ends with the
+        /// empty one (length 0: a waiting recvfrom ends with 0 bytes on a shutdown too, but without a sender) and the next
+        /// receive of the same form gets the 10-byte one (a batch may take both in one call: the coalesced batch then takes the
+        /// second through its spill).
+        /// </summary>
+        private static string EmptyDatagram(WaitingForm form)
+        {
+            using var pair = new Loopback(Family.IPv4, 0);
+            using (FormWait wait = FormWait.Start(form, pair.Server, 0))
+            {
+                if (!wait.UntilInside()) return "the receive never reached its wait (" + wait.Outcome + ")";
+                pair.Client.SendTo(new byte[0], pair.ServerTarget);
+                pair.Client.SendTo(new byte[10], pair.ServerTarget);
+                if (!wait.Join(5000))
+                {
+                    pair.Server.Dispose(); // ends the wait, so that its thread does not outlive the test
+                    return "still waiting 5 s after an empty datagram came";
+                }
+                if (wait.Outcome != "datagram") return wait.Outcome;
+                if (wait.Length != 0) return "the first datagram came as " + wait.Length + " B";
+                // A batch takes the 10-byte one in the same call when it was queued by then (the coalesced batch through its
+                // spill: fewer than 128 slots are free after the first), else in the next call.
+                if (wait.Count == 2) return "datagram";
+            }
+            // The first receive's wrapper (an await) is disposed: a socket has one at a time.
+            using FormWait next = FormWait.Start(form, pair.Server, 5000);
+            if (!next.Join(10_000) || next.Outcome != "datagram" || next.Length != 10) return "datagram, then " + next.Outcome + " (" + next.Length + " B)";
+            return "datagram";
         }
 
         // ----- Thread.Abort during a wait (Mono, and Unity's reload of threads still running) -----

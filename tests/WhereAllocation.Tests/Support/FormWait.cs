@@ -107,6 +107,11 @@ namespace WhereAllocation.Tests
 
         private int _length = -1;
 
+        /// <summary>How many datagrams a batch received (1 for the other forms' datagram; 0 before, or otherwise).</summary>
+        public int Count => Volatile.Read(ref _count);
+
+        private int _count;
+
         /// <summary>Milliseconds from the call to its end.</summary>
         public long ElapsedMs => Interlocked.Read(ref _elapsed);
 
@@ -135,18 +140,22 @@ namespace WhereAllocation.Tests
             {
                 case WaitingForm.OneCall:
                     _length = Socket.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, NewEndPoint(Socket));
+                    _count = 1;
                     return "datagram";
                 case WaitingForm.OneCallSpan:
                     _length = Socket.ReceiveFrom_NonAlloc(new Span<byte>(new byte[1500]), SocketFlags.None).Length;
+                    _count = 1;
                     return "datagram";
                 case WaitingForm.Batch:
                 case WaitingForm.CoalescedBatch:
                     int count = _batch!.Receive(Socket, timeoutMs > 0 ? timeoutMs : Timeout.Infinite);
                     if (count > 0) _length = _batch.GetDatagram(0, out _).Length;
+                    _count = count;
                     return count > 0 ? "datagram" : count.ToString();
                 default:
                     _entered = true;
                     _length = _awaited!.GetAwaiter().GetResult().Length;
+                    _count = 1;
                     return "datagram";
             }
         }

@@ -30,6 +30,9 @@ namespace WhereAllocation.Tests
 
         /// <summary>Unity's domain reload (Mono: AppDomain.Unload) while a receive waits: the unload ends promptly, nothing of the old domain stays.</summary>
         DomainReload,
+
+        /// <summary>A datagram of 0 bytes comes while a receive waits: it ends the wait as a datagram, with its sender (the coalesced batch through its spill).</summary>
+        EmptyDatagram,
     }
 
     /// <summary>The receives that can wait, one row each of docs/CONTRACT.md's "Hostile conditions".</summary>
@@ -96,6 +99,7 @@ namespace WhereAllocation.Tests
                 case HostileCondition.NoCloseOnExec: return "no FD_CLOEXEC";
                 case HostileCondition.NonOwningHandle: return "non-owning handle";
                 case HostileCondition.DuplicateAndClose: return "DuplicateAndClose";
+                case HostileCondition.EmptyDatagram: return "empty datagram";
                 default: return "domain reload";
             }
         }
