@@ -198,7 +198,7 @@ namespace WhereAllocation
             {
                 // After the first start the thread only parks when idle: resuming it allocates nothing, where a new Thread
                 // object on the receiving thread would put bytes into a server's steady state each time it went idle.
-                if (s_thread != null)
+                if (s_made)
                 {
                     s_resume = true;
                     Monitor.Pulse(s_gate);
@@ -208,8 +208,8 @@ namespace WhereAllocation
                 {
                     if (FailThreadStart) throw new OutOfMemoryException("Thread creation failed (test hook).");
                     var thread = new Thread(Run) { IsBackground = true, Name = "WhereAllocation kernel-wait watchdog" };
-                    thread.Start();
-                    s_thread = thread;
+                    thread.Start(); // it names itself (s_thread) once inside its guard, under this lock
+                    s_made = true;
                     return true;
                 }
                 catch (Exception)
@@ -221,8 +221,10 @@ namespace WhereAllocation
             }
         }
 
-        // The parked thread's gate: s_thread once the one thread exists (until it ends), s_resume when a start came while it parks.
+        // The parked thread's gate: s_made once the one thread is made (until it ends), s_thread once it runs inside its guard
+        // (its name for the tests, who abort it through it), s_resume when a start came while it parks.
         private static readonly object s_gate = new object();
+        private static bool s_made;
         private static Thread? s_thread;
         private static bool s_resume;
 
@@ -240,6 +242,10 @@ namespace WhereAllocation
         {
             try
             {
+                // Named only here, inside the guard: an abort aimed at the thread through its name always reaches the finally
+                // below. One that came before its first instruction would end it before the try, and the next registrations
+                // would resume a thread that is gone.
+                lock (s_gate) s_thread = Thread.CurrentThread;
                 Loop();
             }
             finally
@@ -248,7 +254,8 @@ namespace WhereAllocation
                 // registration makes a new one instead of resuming one that is gone.
                 lock (s_gate)
                 {
-                    if (ReferenceEquals(s_thread, Thread.CurrentThread)) s_thread = null;
+                    s_made = false;
+                    s_thread = null;
                     s_resume = false;
                 }
                 Volatile.Write(ref s_state, Stopped);

@@ -285,7 +285,7 @@ namespace WhereAllocation.Tests
                     Assert.True(registered.Wait(Bound));
                     scheduler.Close();
                 }
-                Thread? ioThread = engine.CurrentThread;
+                Thread? ioThread = Awaits.IoThread(engine);
                 bad.Client.SendTo(new byte[] { 1 }, bad.ServerTarget);
                 long start = Environment.TickCount;
                 while (true)

@@ -101,7 +101,7 @@ namespace WhereAllocation.Tests
             {
                 Task<ReceivedDatagram> waiting = wrapper.ReceiveFromAsync(new byte[64]).AsTask();
                 Assert.False(waiting.IsCompleted, "the await did not wait");
-                Thread io = AwaitEngine.Native.CurrentThread ?? throw new InvalidOperationException("no I/O thread while an await waits");
+                Thread io = Awaits.IoThread(AwaitEngine.Native) ?? throw new InvalidOperationException("no I/O thread while an await waits");
                 Abort(io);
                 Assert.True(io.Join(5000), "the aborted I/O thread did not end");
                 Assert.True(((IAsyncResult)waiting).AsyncWaitHandle.WaitOne(5000), "the await on the aborted thread never ended");

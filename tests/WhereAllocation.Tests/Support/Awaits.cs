@@ -9,6 +9,18 @@ namespace WhereAllocation.Tests
     public static class Awaits
     {
         /// <summary>
+        /// The engine's I/O thread once it runs (it names itself inside its loop's guard, a moment after the await that started
+        /// it); null when none runs within 5 s.
+        /// </summary>
+        internal static System.Threading.Thread? IoThread(AwaitEngine engine)
+        {
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            System.Threading.Thread? thread;
+            while ((thread = engine.CurrentThread) == null && watch.ElapsedMilliseconds < 5000) System.Threading.Thread.Sleep(1);
+            return thread;
+        }
+
+        /// <summary>
         /// Runs <paramref name="body"/> on the thread pool (no SynchronizationContext: the test framework's would take
         /// every continuation) and waits for it at most <paramref name="timeoutMs"/>; rethrows what it threw.
         /// </summary>

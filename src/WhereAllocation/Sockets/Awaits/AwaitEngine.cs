@@ -103,7 +103,7 @@ namespace WhereAllocation
         /// <summary>True on this engine's thread (the I/O thread).</summary>
         internal bool IsIoThread => _threadId == Environment.CurrentManagedThreadId;
 
-        /// <summary>For tests: the thread, while it runs (null once it ended).</summary>
+        /// <summary>For tests: the thread, once it runs inside its loop's guard (null before, and once it ended).</summary>
         internal Thread? CurrentThread
         {
             get
@@ -220,8 +220,7 @@ namespace WhereAllocation
             {
                 if (AwaitTestSeam.FailThreadStart) throw new OutOfMemoryException("Thread creation failed (test hook).");
                 var thread = new Thread(Run) { IsBackground = true, Name = "where-allocation I/O (" + _poller.Mechanism + ")" };
-                thread.Start(); // the thread waits for this lock before it can end
-                _thread = thread;
+                thread.Start(); // the thread waits for this lock before it names itself or ends
                 _running = true;
                 return null;
             }
@@ -242,6 +241,11 @@ namespace WhereAllocation
             bool ended = false;
             try
             {
+                // The thread names itself (CurrentThread) only here, inside the guard: an abort aimed at it through that name
+                // always reaches Abandon. One that came before the thread ran its first instruction, at its start, would end
+                // it before the try, and the engine would wait for a thread that is gone (seen: a test's abort right after
+                // the await that started the thread).
+                lock (_waiting) _thread = Thread.CurrentThread;
                 ended = Loop();
             }
             finally
