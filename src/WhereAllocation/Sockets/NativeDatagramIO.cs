@@ -26,11 +26,16 @@ namespace WhereAllocation
         // put an OS in between that injects what Linux never reports (Windows' reset reports); see OsInUseChanged.
         private static OsSocketCalls s_os = OsSocketCalls.InUse;
 
+        // What is fixed for the process is read from the OS the process runs on (OsSocketCalls.Current), never from InUse: this
+        // class may start while a test has another OS in between (its first touch in a suite whose order varies), and a
+        // foreign sockaddr layout or a failed probe kept for good made every later native call fail (seen: EAFNOSUPPORT on every
+        // send after ShardApiTests' stand-in Darwin ran first).
+
         /// <summary>The sockaddr layout of this OS.</summary>
-        internal static readonly SockaddrFormat Format = s_os.Format;
+        internal static readonly SockaddrFormat Format = OsSocketCalls.Current.Format;
 
         // Null when the OS's calls answer; else why not (an unknown OS, a closed platform, or the exception P/Invoke threw).
-        private static readonly string? s_callsFailure = s_os.Probe();
+        private static readonly string? s_callsFailure = OsSocketCalls.Current.Probe();
 
         private static readonly bool s_callsWork = s_callsFailure == null;
 
@@ -66,7 +71,7 @@ namespace WhereAllocation
         // Mono and Unity on Linux: the runtime's Dispose wakes no receive holding the handle, so the library does, through
         // KernelWaitWatchdog, with which every kernel wait registers. Needs the OS's wake-up (shutdown, which Linux carries out
         // on an unconnected datagram socket too), the Socket's disposed flag, and handles that all own their descriptors.
-        private static readonly bool s_libraryWakesHeldReceives = !s_runtimeWakesHeldReceives && s_os.HasWaitingReceive
+        private static readonly bool s_libraryWakesHeldReceives = !s_runtimeWakesHeldReceives && OsSocketCalls.Current.HasWaitingReceive
             && SocketHandles.CanReadDisposedFlag && EveryHandleOwnsItsDescriptor();
 
         private static bool s_receiveWaitsInKernel = s_os.HasWaitingReceive && (s_runtimeWakesHeldReceives || s_libraryWakesHeldReceives);
