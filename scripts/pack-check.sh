@@ -216,7 +216,7 @@ cat "$work/json/out.txt"; check $rc "package.json fields valid"
 
 echo "== The memory package (src/WhereAllocation.Memory): NuGet package, README blocks, Unity tarball"
 # The one internal file both packages carry (so that neither depends on the other): the copies differ in their namespace only.
-sed 's/^namespace WhereAllocation.Memory$/namespace WhereAllocation/' src/WhereAllocation.Memory/DisposeGuard.cs | cmp -s - src/WhereAllocation/Sockets/DisposeGuard.cs
+sed 's/^namespace WhereAllocation.Memory$/namespace WhereAllocation/' src/WhereAllocation.Memory/DisposeGuard.cs | cmp -s - src/WhereAllocation/Sockets/Batch/DisposeGuard.cs
 check $? "the two packages' DisposeGuard.cs differ in their namespace only"
 mpackage=src/WhereAllocation.Memory
 mnupkg=$feed/WhereAllocation.Memory.$version.nupkg
