@@ -242,7 +242,7 @@ namespace WhereAllocation
 
         private static bool Receive(Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
-            return PathDispatch.Receive(DatagramPathSettings.Active, socket, array, offset, buffer, flags, wait, into, out datagram);
+            return PathDispatch.Receive(DatagramPathSettings.Active, socket, array, offset, buffer, flags, wait ? ReceiveWaitKind.Waits : ReceiveWaitKind.Tries, into, out datagram);
         }
 
         private static int Send(Socket socket, byte[] array, int offset, int size, SocketFlags flags, in EndPointKey remote)

@@ -86,6 +86,7 @@ namespace WhereAllocation.Tests
         [InlineData(Family.IPv4, false)]
         public void MixedRunsSplitAndEveryDatagramArrivesInOrder(Family family, bool offload)
         {
+            using BatchOs watched = BatchOs.Install(); // counts what the batches hand the kernel
             using Socket sender = BatchTraffic.Bound(family);
             using Socket a = BatchTraffic.Bound(family == Family.DualMode ? Family.IPv4 : family);
             using Socket b = BatchTraffic.Bound(family == Family.DualMode ? Family.IPv4 : family);
@@ -106,8 +107,8 @@ namespace WhereAllocation.Tests
             Assert.Equal(to.Count, batch.Send(sender));
             Assert.Equal(0, batch.PendingCount);
             Assert.Equal(0, batch.FailedCount);
-            Assert.Equal(segmenting ? 5 : 0, batch.SegmentedSends);
-            Assert.Equal(segmenting ? 80 : 0, batch.SegmentedDatagrams);
+            Assert.Equal(segmenting ? 5 : 0, watched.SegmentedSends);
+            Assert.Equal(segmenting ? 80 : 0, watched.SegmentedDatagrams);
             Assert.Equal(Linux && offload, segmenting);
 
             EndPointKey from = BatchTraffic.KeyOf(sender);
@@ -156,6 +157,7 @@ namespace WhereAllocation.Tests
         [InlineData(4095, true)]  // no errno the table knows
         public void RefusedRunIsSentDatagramByDatagram(int fault, bool keepsSegmenting)
         {
+            using BatchOs watched = BatchOs.Install(); // counts what the batches hand the kernel
             using Socket sender = BatchTraffic.Bound(Family.IPv4);
             using Socket a = BatchTraffic.Bound(Family.IPv4);
             using Socket b = BatchTraffic.Bound(Family.IPv4);
@@ -165,7 +167,7 @@ namespace WhereAllocation.Tests
                 Assert.False(Linux, "offload should be on by default on Linux");
                 return; // the switch's refusal elsewhere is asserted above
             }
-            batch.TestSeam = new BatchTestSeam { SegmentationFault = fault };
+            watched.FailSegmentsWith = fault;
             var to = new List<int>();
             var lengths = new List<int>();
             Pattern(to, lengths);
@@ -180,7 +182,7 @@ namespace WhereAllocation.Tests
             for (int call = 0; call < 100 && batch.PendingCount > 0; call++) sent += batch.Send(sender);
             Assert.Equal(to.Count, sent);
             Assert.Equal(0, batch.FailedCount);
-            Assert.Equal(0, batch.SegmentedSends);
+            Assert.Equal(0, watched.SegmentedSends);
             Assert.Equal(keepsSegmenting, batch.SegmentationOffload);
             for (int i = 0; i < to.Count; i++) Assert.Equal(SocketError.Success, batch.GetSendError(i));
             EndPointKey from = BatchTraffic.KeyOf(sender);
@@ -195,6 +197,7 @@ namespace WhereAllocation.Tests
         [Fact]
         public void ErrorsInsideRunsAreReportedPerSlot()
         {
+            using BatchOs watched = BatchOs.Install(); // counts what the batches hand the kernel
             using Socket sender = BatchTraffic.Bound(Family.IPv4);
             using Socket a = BatchTraffic.Bound(Family.IPv4);
             using var batch = new DatagramBatch(32, 256);
@@ -220,7 +223,7 @@ namespace WhereAllocation.Tests
                 SocketError expected = i >= 3 && i <= 5 ? refused : i == 8 ? SocketError.AddressFamilyNotSupported : SocketError.Success;
                 Assert.Equal(expected, batch.GetSendError(i));
             }
-            if (batch.SegmentationOffload) Assert.Equal(3, batch.SegmentedSends); // 0-2, 6-7, 9-10
+            if (batch.SegmentationOffload) Assert.Equal(3, watched.SegmentedSends); // 0-2, 6-7, 9-10
             var lengths = new List<int>();
             var recipients = new List<int>();
             for (int i = 0; i < to.Length; i++)
@@ -236,6 +239,7 @@ namespace WhereAllocation.Tests
         [InlineData(false)]
         public void SendingRunsAllocatesNothing(bool coalesced)
         {
+            using BatchOs watched = BatchOs.Install(); // counts what the batches hand the kernel
             if (!DatagramBatch.IsSegmentationOffloadAvailable)
             {
                 // Without offload a batch sends as BatchAllocationTests measures; the refusal is asserted in SwitchesAreOnWhereAvailableAndRefusedElsewhere.
@@ -265,8 +269,8 @@ namespace WhereAllocation.Tests
             });
             Assert.Equal(0, bytes);
             Assert.Equal(0, lost);
-            if (Linux) Assert.True(batch.SegmentedSends > 0);
-            if (Linux && coalesced) Assert.True(receiver.CoalescedReceives > 0, "no datagram arrived coalesced");
+            if (Linux) Assert.True(watched.SegmentedSends > 0);
+            if (Linux && coalesced) Assert.True(watched.CoalescedReceives > 0, "no datagram arrived coalesced");
         }
 
         /// <summary>
@@ -281,6 +285,7 @@ namespace WhereAllocation.Tests
         [InlineData(Family.IPv6, 1000, 60)]
         public void CoalescedBurstArrivesDatagramByDatagram(Family family, int size, int count)
         {
+            using BatchOs watched = BatchOs.Install(); // counts what the batches hand the kernel
             if (!DatagramBatch.IsCoalescedReceiveAvailable)
             {
                 Assert.False(Linux, "coalesced receive should be available on " + Runtime.Describe());
@@ -305,7 +310,7 @@ namespace WhereAllocation.Tests
                 batch.Clear();
                 other.SendTo(new byte[] { 7, (byte)burst }, peer.LocalEndPoint!);
             }
-            Assert.Equal(3, batch.SegmentedSends);
+            Assert.Equal(3, watched.SegmentedSends);
 
             using var receiver = new DatagramBatch(128, 1500);
             receiver.CoalescedReceive = true;
@@ -335,8 +340,8 @@ namespace WhereAllocation.Tests
                 }
             }
             Assert.Equal(0, receiver.Receive(peer));
-            Assert.Equal(3, receiver.CoalescedReceives);
-            Assert.Equal(3 * count, receiver.CoalescedDatagrams);
+            Assert.Equal(3, watched.CoalescedReceives);
+            Assert.Equal(3 * count, watched.CoalescedDatagrams);
         }
 
         /// <summary>
@@ -347,6 +352,7 @@ namespace WhereAllocation.Tests
         [Fact]
         public void CoalescedDatagramThatDoesNotFitIsFinishedByTheNextReceive()
         {
+            using BatchOs watched = BatchOs.Install(); // counts what the batches hand the kernel
             if (!DatagramBatch.IsCoalescedReceiveAvailable) return; // refusal asserted in SwitchesAreOnWhereAvailableAndRefusedElsewhere
             using Socket sender = BatchTraffic.Bound(Family.IPv4);
             using Socket peer = BatchTraffic.Bound(Family.IPv4);
@@ -382,9 +388,9 @@ namespace WhereAllocation.Tests
                 Assert.Equal(128 + i, (int)sequence);
                 Assert.Equal(from, source);
             }
-            Assert.Equal(3, receiver.CoalescedReceives);
-            Assert.Equal(150, receiver.CoalescedDatagrams);
-            Assert.True(receiver.SpilledReceives > 0);
+            Assert.Equal(3, watched.CoalescedReceives);
+            Assert.Equal(150, watched.CoalescedDatagrams);
+            Assert.True(watched.SpilledReceives > 0);
             Assert.Equal(0, receiver.Receive(peer));
         }
 
@@ -396,13 +402,14 @@ namespace WhereAllocation.Tests
         [Fact]
         public void DatagramTheKernelCutIsFlagged()
         {
+            using BatchOs watched = BatchOs.Install(); // counts what the batches hand the kernel
             if (!DatagramBatch.IsCoalescedReceiveAvailable) return; // refusal asserted in SwitchesAreOnWhereAvailableAndRefusedElsewhere
             using Socket sender = BatchTraffic.Bound(Family.IPv4);
             using Socket peer = BatchTraffic.Bound(Family.IPv4);
             peer.EnableCoalescedReceive();
             using var receiver = new DatagramBatch(128, 1500);
             receiver.CoalescedReceive = true;
-            receiver.TestSeam = new BatchTestSeam { SpillRoom = 950 };
+            watched.SpillRoom = 950;
             sender.SendTo(new byte[] { 1 }, peer.LocalEndPoint!); // lands in the slots: the rest goes through the spill
             sender.SendTo(new byte[1200], peer.LocalEndPoint!);
             using (var run = new DatagramBatch(10, 100))
@@ -414,7 +421,7 @@ namespace WhereAllocation.Tests
                     Assert.True(run.TryAdd(scratch.AsSpan(0, length), BatchTraffic.KeyOf(peer)));
                 }
                 Assert.Equal(10, run.Send(sender));
-                Assert.Equal(1, run.SegmentedSends);
+                Assert.Equal(1, watched.SegmentedSends);
             }
             Assert.Equal(12, receiver.Receive(peer, 2000));
             Assert.False(receiver.IsTruncated(0));
@@ -498,50 +505,54 @@ namespace WhereAllocation.Tests
         }
 
         /// <summary>
-        /// A run with more datagrams than free slots that lands in the slots themselves (forced: no kernel coalesces more than
-        /// an empty batch's slots) fills them with its first datagrams and keeps the rest, in order, for the next receive.
+        /// A run with more datagrams than free slots that lands in the slots themselves fills them with its first datagrams and
+        /// keeps the rest, in order, for the next receive, which hands them out without receiving anything. No kernel coalesces
+        /// more datagrams than an empty batch's slots, so the run is coalesced by the OS seam's stand-in: 130 datagrams of 250
+        /// bytes, coming as one into the 128 slots of an empty batch.
         /// </summary>
         [Fact]
         public void RunLongerThanTheFreeSlotsInTheSlotsKeepsItsRest()
         {
             if (!DatagramBatch.IsCoalescedReceiveAvailable) return; // refusal asserted in SwitchesAreOnWhereAvailableAndRefusedElsewhere
+            using BatchOs watched = BatchOs.Install();
             using Socket sender = BatchTraffic.Bound(Family.IPv4);
             using Socket peer = BatchTraffic.Bound(Family.IPv4);
             peer.EnableCoalescedReceive();
             using var receiver = new DatagramBatch(128, 1500);
             receiver.CoalescedReceive = true;
-            receiver.TestSeam = new BatchTestSeam { DirectFreeSlots = 4 };
-            for (int i = 0; i < 124; i++) sender.SendTo(new byte[] { 1 }, peer.LocalEndPoint!);
-            using (var run = new DatagramBatch(10, 300))
+            const int run = 130;
+            var scratch = new byte[300];
+            for (int i = 0; i < run; i++)
             {
-                var scratch = new byte[300];
-                for (int i = 0; i < 10; i++)
-                {
-                    int length = TestDatagram.Write(scratch, (uint)i, 250 - TestDatagram.Overhead);
-                    Assert.True(run.TryAdd(scratch.AsSpan(0, length), BatchTraffic.KeyOf(peer)));
-                }
-                Assert.Equal(10, run.Send(sender));
-                Assert.Equal(1, run.SegmentedSends);
+                int length = TestDatagram.Write(scratch, (uint)i, 250 - TestDatagram.Overhead);
+                Assert.Equal(250, length);
+                sender.SendTo(scratch, 0, length, SocketFlags.None, peer.LocalEndPoint!);
             }
+            Assert.True(peer.Poll(2_000_000, SelectMode.SelectRead), "the datagrams did not arrive");
+            watched.CoalesceNext = run;
             EndPointKey from = BatchTraffic.KeyOf(sender);
             Assert.Equal(128, receiver.Receive(peer, 2000));
-            Assert.Equal(1, receiver.SpilledReceives); // the run's rest, from the slots
-            for (int i = 0; i < 4; i++)
+            Assert.Equal(0, watched.CoalesceNext); // the stand-in's run was taken
+            for (int i = 0; i < 128; i++)
             {
-                Assert.True(TestDatagram.Check(receiver.GetDatagram(124 + i, out EndPointKey source), out uint sequence), "datagram " + i + " of the run damaged");
+                Assert.True(TestDatagram.Check(receiver.GetDatagram(i, out EndPointKey source), out uint sequence), "datagram " + i + " of the run damaged");
                 Assert.Equal(i, (int)sequence);
                 Assert.Equal(from, source);
-                Assert.False(receiver.IsTruncated(124 + i));
+                Assert.False(receiver.IsTruncated(i));
             }
-            Assert.Equal(6, receiver.Receive(peer, 2000));
-            for (int i = 0; i < 6; i++)
+            long received = watched.Received;
+            Assert.Equal(2, receiver.Receive(peer, 2000));
+            Assert.Equal(received, watched.Received); // the run's rest, kept from the slots: nothing received for it
+            for (int i = 0; i < 2; i++)
             {
-                Assert.True(TestDatagram.Check(receiver.GetDatagram(i, out EndPointKey source), out uint sequence), "datagram " + (4 + i) + " of the run damaged");
-                Assert.Equal(4 + i, (int)sequence);
+                Assert.True(TestDatagram.Check(receiver.GetDatagram(i, out EndPointKey source), out uint sequence), "datagram " + (128 + i) + " of the run damaged");
+                Assert.Equal(128 + i, (int)sequence);
                 Assert.Equal(from, source);
                 Assert.False(receiver.IsTruncated(i));
             }
             Assert.Equal(0, receiver.Receive(peer));
+            Assert.Equal(1, watched.CoalescedReceives);
+            Assert.Equal(run, watched.CoalescedDatagrams);
         }
     }
 }

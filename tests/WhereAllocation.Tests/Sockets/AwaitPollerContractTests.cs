@@ -433,7 +433,7 @@ namespace WhereAllocation.Tests
             if (windows) pair.Client.SendTo(new byte[] { 2 }, pair.ServerTarget);
             Assert.Equal("Shutdown", Awaits.Outcome(later, Bound, out ReceivedDatagram _));
             // And the poller never spun on readiness that brought nothing.
-            Assert.True(AwaitTestSeam.EmptyReports - emptyBefore <= 2 * AwaitEngine.EmptyReportsBeforeProbe + 2,
+            Assert.True(AwaitTestSeam.EmptyReports - emptyBefore <= 2 * AwaitEngine.EmptyReportsBeforeDeferring + 2,
                 (AwaitTestSeam.EmptyReports - emptyBefore) + " empty readiness reports");
         }
 
@@ -494,7 +494,7 @@ namespace WhereAllocation.Tests
                 long empty = AwaitTestSeam.EmptyReports - before;
                 // At most a few tries right away, then one per slice (100 ms): never thousands.
                 Assert.Equal(AwaitsContract.Cell("empty readiness"),
-                    empty <= AwaitEngine.EmptyReportsBeforeProbe + 1_000 / AwaitEngine.SliceMilliseconds + 3 ? "no spin" : empty + " empty reports in one second");
+                    empty <= AwaitEngine.EmptyReportsBeforeDeferring + 1_000 / AwaitEngine.SliceMilliseconds + 3 ? "no spin" : empty + " empty reports in one second");
                 Assert.False(waiting.IsCompleted);
                 pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
                 Assert.Equal("", Awaits.Outcome(waiting, Bound, out ReceivedDatagram _));

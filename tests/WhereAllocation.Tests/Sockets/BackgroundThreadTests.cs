@@ -32,7 +32,7 @@ namespace WhereAllocation.Tests
         public void TheWatchdogStartsAgainAfterItsThreadDiedOrCouldNotStart()
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
-            if (!NativeDatagramIO.KernelWaitsWatched)
+            if (!WaitPolicy.WatchdogWakes)
             {
                 int starts = KernelWaitWatchdog.Starts;
                 DisposeDuringAWait();

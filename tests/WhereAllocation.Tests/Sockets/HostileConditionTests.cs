@@ -308,7 +308,7 @@ namespace WhereAllocation.Tests
         /// </summary>
         private static void StraightToTheKernelsWait(Socket socket)
         {
-            if (!NativeDatagramIO.KernelWaitsWatched || DatagramPathSettings.Active != DatagramPath.Native) return;
+            if (!WaitPolicy.WatchdogWakes || DatagramPathSettings.Active != DatagramPath.Native) return;
             socket.ReceiveTimeout = 1;
             var error = Assert.Throws<SocketException>(() => socket.ReceiveFrom_NonAlloc(new byte[64], 0, 64, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)));
             Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);

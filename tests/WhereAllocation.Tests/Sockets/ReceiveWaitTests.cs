@@ -16,26 +16,33 @@ namespace WhereAllocation.Tests
     /// </summary>
     public sealed class ReceiveWaitTests : IDisposable
     {
-        private readonly bool _defaultShape = NativeDatagramIO.ReceiveWaitsInKernel;
+        private readonly bool _defaultShape = WaitPolicy.WaitsInKernel;
+        private CountedReceives? _sliced;
 
         public void Dispose()
         {
-            NativeDatagramIO.ReceiveWaitsInKernel = _defaultShape;
+            _sliced?.Dispose();
             DatagramPathSettings.Reset();
         }
 
         /// <summary>
-        /// Sets the shape a test runs in: slices everywhere (the fallback of every wait), the kernel's where it is the default.
-        /// Where it is not (macOS, Windows) a test of the kernel's shape checks just that and ends.
+        /// Sets the shape a test runs in: slices everywhere (the fallback of every wait: through the OS seam, an OS that has no
+        /// receive that waits in the kernel, <paramref name="calls"/> when the test counts its calls), the kernel's where it is
+        /// the default. Where it is not (macOS, Windows) a test of the kernel's shape checks just that and ends.
         /// </summary>
-        private bool Use(bool inKernel)
+        private bool Use(bool inKernel, CountedReceives? calls = null)
         {
             if (inKernel && !_defaultShape)
             {
-                Assert.False(NativeDatagramIO.ReceiveWaitsInKernel, "the kernel's wait is not this runtime's default, yet it is in use");
+                Assert.False(WaitPolicy.WaitsInKernel, "the kernel's wait is not this runtime's default, yet it is in use");
                 return false;
             }
-            NativeDatagramIO.ReceiveWaitsInKernel = inKernel;
+            if (!inKernel)
+            {
+                if (calls == null) calls = _sliced = CountedReceives.Install();
+                calls.KernelWaits = false;
+                Assert.False(WaitPolicy.WaitsInKernel, "an OS without a receive that waits in the kernel is in use, yet the kernel waits");
+            }
             return true;
         }
 
@@ -46,10 +53,18 @@ namespace WhereAllocation.Tests
             // closes it only then and wakes only its own calls, so there the library's watchdog wakes it.
             bool linux = RuntimeInformation.IsOSPlatform(OSPlatform.Linux);
             Assert.Equal(linux, OsSocketCalls.Current.HasWaitingReceive);
-            Assert.Equal(linux, NativeDatagramIO.ReceiveWaitsInKernel);
-            Assert.Equal(linux && Runtime.IsMono, NativeDatagramIO.KernelWaitsWatched);
-            NativeDatagramIO.ReceiveWaitsInKernel = true;
-            Assert.Equal(linux, NativeDatagramIO.ReceiveWaitsInKernel); // never where the OS has no such receive
+            Assert.Equal(linux, WaitPolicy.WaitsInKernel);
+            Assert.Equal(linux && Runtime.IsMono, WaitPolicy.WatchdogWakes);
+            using (var claims = CountedReceives.Install())
+            {
+                // Never where the OS the process runs on has no such receive, whatever an OS in between claims.
+                claims.ClaimsWaitingReceive = true;
+                Assert.Equal(linux, WaitPolicy.WaitsInKernel);
+                // And never while the OS in use has none: the policy asks it at each wait, never from a copy.
+                claims.ClaimsWaitingReceive = false;
+                Assert.False(WaitPolicy.WaitsInKernel);
+            }
+            Assert.Equal(linux, WaitPolicy.WaitsInKernel);
         }
 
 #if !MONO_RUNNER // netstandard2.1, the Mono suite's target, has no SafeSocketHandle: no Socket over a non-owning handle is made there
@@ -64,10 +79,10 @@ namespace WhereAllocation.Tests
             if (!Paths.TryForce(DatagramPath.Native)) return;
             using var pair = new Loopback(Family.IPv4, 0);
             var wrapper = new Socket(new SafeSocketHandle(pair.Server.Handle, ownsHandle: false));
-            if (NativeDatagramIO.ReceiveWaitsInKernel)
+            if (WaitPolicy.WaitsInKernel)
             {
-                Assert.True(NativeDatagramIO.DisposeWakesKernelWait(SocketHandles.Get(pair.Server)), "an ordinary socket's handle was not seen owning its descriptor");
-                Assert.False(NativeDatagramIO.DisposeWakesKernelWait(SocketHandles.Get(wrapper)), "a non-owning handle was seen owning its descriptor");
+                Assert.True(WaitPolicy.DisposeWakesKernelWait(SocketHandles.Get(pair.Server)), "an ordinary socket's handle was not seen owning its descriptor");
+                Assert.False(WaitPolicy.DisposeWakesKernelWait(SocketHandles.Get(wrapper)), "a non-owning handle was seen owning its descriptor");
             }
             DisposeDuringWait.AssertEndsWithObjectDisposed(
                 () => wrapper.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
@@ -76,7 +91,7 @@ namespace WhereAllocation.Tests
 #endif
 
         /// <summary>
-        /// The close-on-exec flag that decides a kernel wait on CoreCLR (NativeDatagramIO.DisposeWakesKernelWait) costs one system
+        /// The close-on-exec flag that decides a kernel wait on CoreCLR (WaitPolicy.DisposeWakesKernelWait) costs one system
         /// call at a socket's first receive, none per datagram after it, whichever its answer (a descriptor without the flag, as
         /// systemd hands a server, must not pay a call per datagram either); Mono asks it never (its watchdog wakes a wait
         /// whatever the flag), nor does an OS whose receives do not wait in the kernel.
@@ -101,9 +116,9 @@ namespace WhereAllocation.Tests
                 pair.Client.SendTo(new byte[] { (byte)i }, pair.ServerTarget);
                 Assert.Equal(1, pair.Server.ReceiveFrom_NonAlloc(buffer, 0, buffer.Length, SocketFlags.None, from));
             }
-            bool asks = NativeDatagramIO.ReceiveWaitsInKernel && !NativeDatagramIO.KernelWaitsWatched;
+            bool asks = WaitPolicy.WaitsInKernel && !WaitPolicy.WatchdogWakes;
             Assert.Equal(asks ? 1 : 0, calls.CloseOnExecReads);
-            if (asks) Assert.Equal(closeOnExec, NativeDatagramIO.DisposeWakesKernelWait(SocketHandles.Get(pair.Server)));
+            if (asks) Assert.Equal(closeOnExec, WaitPolicy.DisposeWakesKernelWait(SocketHandles.Get(pair.Server)));
         }
 
         [System.Runtime.InteropServices.DllImport("libc", SetLastError = true, EntryPoint = "fcntl")]
@@ -118,7 +133,7 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(DatagramPath.Native)) return;
             using var calls = CountedReceives.Install();
-            if (!Use(inKernel)) return;
+            if (!Use(inKernel, calls)) return;
             using var pair = new Loopback(Family.IPv4);
             var buffer = new byte[1500];
             var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
@@ -135,8 +150,8 @@ namespace WhereAllocation.Tests
             if (inKernel)
             {
                 // One call, which the kernel ended when the datagram came: no try before it, no poll, no timeout read.
-                Assert.Equal(NativeDatagramIO.KernelWaitsWatched ? "waiting 1, non-waiting 1, polls 0, timeout reads 1" : "waiting 0, non-waiting 0, polls 0, timeout reads 0", before);
-                Assert.Equal(NativeDatagramIO.KernelWaitsWatched ? "waiting 2, non-waiting 1, polls 0, timeout reads 1" : "waiting 1, non-waiting 0, polls 0, timeout reads 0", calls.Counts);
+                Assert.Equal(WaitPolicy.WatchdogWakes ? "waiting 1, non-waiting 1, polls 0, timeout reads 1" : "waiting 0, non-waiting 0, polls 0, timeout reads 0", before);
+                Assert.Equal(WaitPolicy.WatchdogWakes ? "waiting 2, non-waiting 1, polls 0, timeout reads 1" : "waiting 1, non-waiting 0, polls 0, timeout reads 0", calls.Counts);
             }
             else
             {
@@ -158,11 +173,11 @@ namespace WhereAllocation.Tests
             pair.Client.SendTo(new byte[] { 7, 7, 7 }, pair.ServerTarget);
             Assert.True(pair.Server.Poll(2_000_000, SelectMode.SelectRead), "the datagram did not arrive");
             using var calls = CountedReceives.Install();
-            if (!Use(inKernel)) return;
+            if (!Use(inKernel, calls)) return;
             var from = new IPEndPointNonAlloc(IPAddress.Any, 0);
             Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, from));
             // On Mono the kernel's wait is the one call only after a receive that found nothing queued (see the test above).
-            Assert.Equal(inKernel && !NativeDatagramIO.KernelWaitsWatched ? "waiting 1, non-waiting 0, polls 0, timeout reads 0" : "waiting 0, non-waiting 1, polls 0, timeout reads 0", calls.Counts);
+            Assert.Equal(inKernel && !WaitPolicy.WatchdogWakes ? "waiting 1, non-waiting 0, polls 0, timeout reads 0" : "waiting 0, non-waiting 1, polls 0, timeout reads 0", calls.Counts);
         }
 
         [Theory]
@@ -173,12 +188,12 @@ namespace WhereAllocation.Tests
             if (!Paths.TryForce(DatagramPath.Native)) return;
             using var pair = new Loopback(Family.IPv4, 200);
             using var calls = CountedReceives.Install();
-            if (!Use(inKernel)) return;
+            if (!Use(inKernel, calls)) return;
             var error = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)));
             Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);
             // In the kernel: its one receive, ended by the socket's timeout, which is then read to tell that from a descriptor
             // in non-blocking mode; no wait after it.
-            if (inKernel) Assert.Equal(NativeDatagramIO.KernelWaitsWatched ? "waiting 1, non-waiting 1, polls 0, timeout reads 1" : "waiting 1, non-waiting 0, polls 0, timeout reads 1", calls.Counts);
+            if (inKernel) Assert.Equal(WaitPolicy.WatchdogWakes ? "waiting 1, non-waiting 1, polls 0, timeout reads 1" : "waiting 1, non-waiting 0, polls 0, timeout reads 1", calls.Counts);
             else Assert.Equal(1, calls.TimeoutReads);
             // The socket's own timeout, in the kernel where the runtime's own receive reads it, is untouched.
             Assert.Equal(200, OsSocketCalls.Current.ReceiveTimeoutMilliseconds(pair.Server.Handle));
@@ -280,8 +295,8 @@ namespace WhereAllocation.Tests
             var thread = new Thread(() => length = pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0))) { IsBackground = true };
             thread.Start();
             Assert.True(DisposeDuringWait.UntilInside(before, thread), "the receive never reached its wait");
-            Assert.Equal(NativeDatagramIO.KernelWaitsWatched, KernelWaitWatchdog.IsWaiting(pair.Server));
-            Assert.Equal(NativeDatagramIO.KernelWaitsWatched, KernelWaitWatchdog.IsRunning); // it cannot end while a receive is registered
+            Assert.Equal(WaitPolicy.WatchdogWakes, KernelWaitWatchdog.IsWaiting(pair.Server));
+            Assert.Equal(WaitPolicy.WatchdogWakes, KernelWaitWatchdog.IsRunning); // it cannot end while a receive is registered
             pair.Client.SendTo(new byte[] { 4, 4, 4, 4 }, pair.ServerTarget);
             Assert.True(thread.Join(10_000), "the waiting receive did not return with the datagram");
             Assert.Equal(4, length);
@@ -290,7 +305,7 @@ namespace WhereAllocation.Tests
             Assert.Equal(waiting + 1, calls.Waiting);
             Assert.Equal(nonWaiting, calls.NonWaiting);
             Assert.Equal(others, calls.Polls + calls.TimeoutReads);
-            if (!NativeDatagramIO.KernelWaitsWatched) Assert.Equal(starts, KernelWaitWatchdog.Starts);
+            if (!WaitPolicy.WatchdogWakes) Assert.Equal(starts, KernelWaitWatchdog.Starts);
         }
 
         /// <summary>
@@ -308,7 +323,7 @@ namespace WhereAllocation.Tests
             DisposeDuringWait.AssertEndsWithObjectDisposed(
                 () => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)),
                 () => pair.Server.Dispose());
-            if (NativeDatagramIO.KernelWaitsWatched) Assert.True(KernelWaitWatchdog.WakeUps > wakeUps, "the wait ended, but not by the watchdog's wake-up");
+            if (WaitPolicy.WatchdogWakes) Assert.True(KernelWaitWatchdog.WakeUps > wakeUps, "the wait ended, but not by the watchdog's wake-up");
             else Assert.Equal(wakeUps, KernelWaitWatchdog.WakeUps);
         }
 
@@ -344,7 +359,7 @@ namespace WhereAllocation.Tests
             disposed.Server.Dispose();
             Assert.True(first.Join(10_000), "the receive on the disposed socket did not end");
             Assert.IsType<ObjectDisposedException>(disposedEnd);
-            if (NativeDatagramIO.KernelWaitsWatched)
+            if (WaitPolicy.WatchdogWakes)
             {
                 long ticks = KernelWaitWatchdog.Ticks;
                 var watch = System.Diagnostics.Stopwatch.StartNew();
@@ -380,18 +395,18 @@ namespace WhereAllocation.Tests
             Assert.False(KernelWaitWatchdog.IsRunning, "the watchdog still runs 30 s after the last kernel wait");
             int stoppedAt = KernelWaitWatchdog.Starts;
             WaitOnce(pair);
-            if (NativeDatagramIO.KernelWaitsWatched) Assert.Equal(stoppedAt + 1, KernelWaitWatchdog.Starts);
+            if (WaitPolicy.WatchdogWakes) Assert.Equal(stoppedAt + 1, KernelWaitWatchdog.Starts);
             else Assert.Equal(starts, KernelWaitWatchdog.Starts);
         }
 
         /// <summary>
         /// On Mono, one receive that finds nothing queued and times out (the socket's timeout is set to 1 ms for it, then to
         /// <paramref name="timeoutAfter"/>): the one-call receives after it go straight to the kernel's wait instead of trying
-        /// first (see NativeDatagramIO.s_waitFirst). Elsewhere nothing.
+        /// first (see WaitPolicy.KernelRun). Elsewhere nothing.
         /// </summary>
         private static void FindNothingFirst(Loopback pair, int timeoutAfter)
         {
-            if (!NativeDatagramIO.KernelWaitsWatched) return;
+            if (!WaitPolicy.WatchdogWakes) return;
             pair.Server.ReceiveTimeout = 1;
             var error = Assert.Throws<SocketException>(() => pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)));
             Assert.Equal(SocketError.TimedOut, error.SocketErrorCode);
@@ -406,7 +421,7 @@ namespace WhereAllocation.Tests
             var thread = new Thread(() => length = pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0))) { IsBackground = true };
             thread.Start();
             Assert.True(DisposeDuringWait.UntilInside(before, thread), "the receive never reached its wait");
-            Assert.Equal(NativeDatagramIO.KernelWaitsWatched, KernelWaitWatchdog.IsRunning);
+            Assert.Equal(WaitPolicy.WatchdogWakes, KernelWaitWatchdog.IsRunning);
             pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
             Assert.True(thread.Join(10_000), "the waiting receive did not return with the datagram");
             Assert.Equal(1, length);
@@ -423,7 +438,7 @@ namespace WhereAllocation.Tests
             using var pair = new Loopback(Family.IPv4, 0);
             using var batch = new DatagramBatch(8, 1500, DatagramBatchMode.MultiMessage);
             using var calls = CountedReceives.Install();
-            if (!Use(inKernel)) return;
+            if (!Use(inKernel, calls)) return;
             using (SendLater(pair, new byte[] { 1, 2, 3 }))
                 Assert.Equal(1, batch.Receive(pair.Server, Timeout.Infinite));
             Assert.Equal(3, batch.GetDatagram(0, out EndPointKey sender).Length);
@@ -482,6 +497,56 @@ namespace WhereAllocation.Tests
             }
         }
 
+        // ----- the coalesced batch's wait without a limit -----
+
+        /// <summary>
+        /// A coalesced batch (UDP_GRO) that waits without a limit waits in the kernel too, where the other receives do: its first
+        /// <c>recvmsg</c> without MSG_DONTWAIT, which the datagram ends, then one that finds the queue empty; no try before the
+        /// wait, no poll. In slices: a try that found nothing, polls until the datagram came, the receive after them and the one
+        /// that finds the queue empty.
+        /// </summary>
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void ACoalescedBatchWaitingWithoutALimitGetsTheDatagramThatComesLater(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native) || !DatagramBatch.IsCoalescedReceiveAvailable) return; // the refusal elsewhere: SegmentationTests
+            using var pair = new Loopback(Family.IPv4, 0);
+            pair.Server.EnableCoalescedReceive();
+            using var batch = new DatagramBatch(DatagramBatch.MinCoalescedReceiveCapacity, 1500, DatagramBatchMode.MultiMessage) { CoalescedReceive = true };
+            using var calls = CountedReceives.Install();
+            if (!Use(inKernel, calls)) return;
+            for (int wakeUp = 0; wakeUp < 3; wakeUp++)
+            {
+                string before = calls.Counts;
+                using (SendLater(pair, new byte[] { 1, 2, (byte)wakeUp }))
+                    Assert.Equal(1, batch.Receive(pair.Server, Timeout.Infinite));
+                Assert.Equal(3, batch.GetDatagram(0, out EndPointKey sender).Length);
+                Assert.Equal(EndPointKey.FromIPEndPoint(pair.ClientEndPoint), sender);
+                string after = calls.Counts;
+                calls.Reset();
+                if (inKernel) Assert.Equal("waiting 1, non-waiting 1, polls 0, timeout reads 0", after);
+                else
+                {
+                    Assert.True(calls.Waiting == 0 && calls.NonWaiting == 0, before);
+                    Assert.Contains("waiting 0, non-waiting 3, polls ", after);
+                }
+            }
+        }
+
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void ACoalescedBatchWaitingWithoutALimitEndsWithObjectDisposed(bool inKernel)
+        {
+            if (!Paths.TryForce(DatagramPath.Native) || !DatagramBatch.IsCoalescedReceiveAvailable) return;
+            if (!Use(inKernel)) return;
+            using var pair = new Loopback(Family.IPv4, 0);
+            pair.Server.EnableCoalescedReceive();
+            using var batch = new DatagramBatch(DatagramBatch.MinCoalescedReceiveCapacity, 1500, DatagramBatchMode.MultiMessage) { CoalescedReceive = true };
+            DisposeDuringWait.AssertEndsWithObjectDisposed(() => batch.Receive(pair.Server, Timeout.Infinite), () => pair.Server.Dispose());
+        }
+
         /// <summary>Sends <paramref name="payload"/> to the server 150 ms from now, on a thread of its own; Dispose waits for it.</summary>
         private static SentLater SendLater(Loopback pair, byte[] payload) => new SentLater(pair, payload);
 
@@ -529,7 +594,13 @@ namespace WhereAllocation.Tests
             }
             public string Counts => "waiting " + Waiting + ", non-waiting " + NonWaiting + ", polls " + Polls + ", timeout reads " + TimeoutReads;
 
-            internal override bool HasWaitingReceive => Os.HasWaitingReceive;
+            /// <summary>False: this OS has no receive that waits in the kernel, and every wait is sliced.</summary>
+            public bool KernelWaits { get; set; } = true;
+
+            /// <summary>Not null: what this OS claims of its receive that waits in the kernel, whatever it has.</summary>
+            public bool? ClaimsWaitingReceive { get; set; }
+
+            internal override bool HasWaitingReceive => ClaimsWaitingReceive ?? (KernelWaits && Os.HasWaitingReceive);
 
             internal override long ReceiveWaiting(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
             {
@@ -569,6 +640,27 @@ namespace WhereAllocation.Tests
             {
                 Interlocked.Increment(ref _waiting);
                 return Os.ReceiveManyWaiting(socket, messages, count, out error);
+            }
+
+            internal override bool HasCoalescedReceive => Os.HasCoalescedReceive;
+
+            internal override int CoalescedReceiveControlRoom => Os.CoalescedReceiveControlRoom;
+
+            internal override SocketError EnableCoalescedReceive(IntPtr socket) => Os.EnableCoalescedReceive(socket);
+
+            internal override long ReceiveCoalesced(IntPtr socket, Interop.Libc.LinuxMsgHdr* message, bool wait, out int segmentSize, out bool cut, out bool unsplittable, out SocketError error)
+            {
+                Interlocked.Increment(ref wait ? ref _waiting : ref _nonWaiting);
+                return Os.ReceiveCoalesced(socket, message, wait, out segmentSize, out cut, out unsplittable, out error);
+            }
+
+            /// <summary>Every count back to 0.</summary>
+            public void Reset()
+            {
+                Volatile.Write(ref _waiting, 0);
+                Volatile.Write(ref _nonWaiting, 0);
+                Volatile.Write(ref _polls, 0);
+                Volatile.Write(ref _timeoutReads, 0);
             }
         }
     }

@@ -6,9 +6,9 @@ namespace WhereAllocation.Tests
     /// <summary>
     /// The OS this process runs on, where every receive meets the moment after another reader of the socket took the
     /// datagram its readiness check saw. On Windows the receive checks with WSAPoll first: here it runs as if WSAPoll had
-    /// said readable (<see cref="WindowsSocketCalls.ReceiveReady"/>, the receive without the check), on a socket that may
+    /// said readable (<see cref="OsSocketCalls.ReceiveAfterReadiness"/>, the receive without the check), on a socket that may
     /// hold nothing. Elsewhere the receive is one call that asks not to wait (MSG_DONTWAIT), with no moment between a check
-    /// and the receive: the real one.
+    /// and the receive: the real one (which is what ReceiveAfterReadiness is there).
     /// </summary>
     internal sealed unsafe class TakenDatagram : RealOsCalls
     {
@@ -21,9 +21,7 @@ namespace WhereAllocation.Tests
 
         internal override long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
         {
-            return Os is WindowsSocketCalls windows
-                ? windows.ReceiveReady(socket, payload, size, peek, address, addressLength, out error)
-                : Os.Receive(socket, payload, size, peek, address, addressLength, out error);
+            return Os.ReceiveAfterReadiness(socket, payload, size, peek, address, addressLength, out error);
         }
 
         // Linux's recvmmsg asks not to wait itself (MSG_DONTWAIT): the real one.

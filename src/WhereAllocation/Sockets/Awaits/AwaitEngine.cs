@@ -23,7 +23,7 @@ namespace WhereAllocation
     /// <para>The thread starts when an operation first has to wait, and ends within one <see cref="SliceMilliseconds"/>
     /// once no wrapper is registered. Once a slice it sweeps the list: operations whose socket was disposed under them
     /// end with ObjectDisposedException (the OS says nothing when a descriptor it watches is closed), operations whose
-    /// readiness kept bringing nothing are armed again (never at once: see <see cref="EmptyReportsBeforeProbe"/>), and
+    /// readiness kept bringing nothing are armed again (never at once: see <see cref="EmptyReportsBeforeDeferring"/>), and
     /// sockets on which nothing waits any more leave the list.</para>
     /// </remarks>
     internal sealed class AwaitEngine
@@ -33,10 +33,10 @@ namespace WhereAllocation
 
         /// <summary>
         /// How many reports in a row may find nothing for one waiting operation before it is armed again only at the next
-        /// sweep (and a receive asks the OS whether its socket was shut down for receiving): readiness that never yields
-        /// a datagram must not make the thread spin.
+        /// sweep: readiness that never yields a datagram must not make the thread spin. (A receive then also asks whether its
+        /// socket was shut down for receiving: <see cref="ReceiveShutdown.EmptyReportsBeforeAsking"/>.)
         /// </summary>
-        internal const int EmptyReportsBeforeProbe = 2;
+        internal const int EmptyReportsBeforeDeferring = 2;
 
         private static readonly object s_create = new object();
         private static AwaitEngine? s_native;

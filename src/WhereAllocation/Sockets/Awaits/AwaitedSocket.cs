@@ -95,19 +95,6 @@ namespace WhereAllocation
         /// <summary>True when the socket has been disposed.</summary>
         internal bool IsSocketDisposed() => SocketWaits.DisposedError(Socket) != null;
 
-        /// <summary>True when the OS says the socket was shut down for receiving; false where it cannot tell, or the socket is disposed (the next try says so).</summary>
-        internal bool IsReceiveShutDown()
-        {
-            try
-            {
-                return PathDispatch.IsReceiveShutDown(Socket);
-            }
-            catch (ObjectDisposedException)
-            {
-                return false;
-            }
-        }
-
         /// <summary>Ends waiting operations with ObjectDisposedException and leaves the engine. Idempotent.</summary>
         internal void Dispose()
         {

@@ -54,13 +54,6 @@ namespace WhereAllocation
         private short _version;
         private int _streak;
         private int _empty;
-
-        // True once a wait of this operation was ended by a datagram the engine's try received: the socket was receiving
-        // then. From that wait on, the try at the call no longer asks whether the socket was shut down for receiving where
-        // the poller reports such a socket itself (epoll's EPOLLRDHUP, kqueue's EV_EOF): a shutdown that comes later ends
-        // the next wait through the report. Until then the try asks, so that an await on a socket shut down before it ends
-        // at once, on the caller's thread, as the synchronous receive does. Written by the engine's thread, read by callers.
-        private bool _receivedAfterReport;
         private object? _anchor;
         private Action<object?>? _continuation;
         private object? _continuationState;
@@ -84,13 +77,16 @@ namespace WhereAllocation
 
         /// <summary>
         /// The call, tried once without waiting: true with its result, false when it would have to wait. Throws what the call
-        /// throws. <paramref name="askShutdown"/> false: a receive that finds nothing queued does not ask the OS whether its
-        /// socket was shut down for receiving (the engine's report says so: see <see cref="OnReady"/>).
+        /// throws. <paramref name="afterReport"/>: tried because the engine reported the socket ready (see <see cref="OnReady"/>),
+        /// not at the call.
         /// </summary>
-        private protected abstract bool TryNow(bool askShutdown, out TResult result);
+        private protected abstract bool TryNow(bool afterReport, out TResult result);
 
-        /// <summary>True for the receive (which a shut-down socket ends).</summary>
-        private protected abstract bool IsReceive { get; }
+        /// <summary>
+        /// True when a waiting call whose tries found nothing after <paramref name="emptyReports"/> reports in a row is over,
+        /// because nothing will ever come (a receive on a socket shut down for receiving); false: it waits again.
+        /// </summary>
+        private protected virtual bool NothingWillCome(int emptyReports) => false;
 
         /// <summary>Forgets the caller's buffer once the operation is over.</summary>
         private protected abstract void Clear();
@@ -135,10 +131,7 @@ namespace WhereAllocation
                 bool done;
                 try
                 {
-                    // Asked until a wait of this operation received a datagram (see _receivedAfterReport); after that a
-                    // socket shut down for receiving is reported to the engine at once, as readable and hung up for reading,
-                    // and the engine's try ends the wait with Shutdown (OnReady).
-                    done = TryNow(!Volatile.Read(ref _receivedAfterReport) || !Owner.Engine.ReportsReceiveShutDown, out result);
+                    done = TryNow(false, out result);
                 }
                 catch (Exception e)
                 {
@@ -248,9 +241,7 @@ namespace WhereAllocation
             bool done;
             try
             {
-                // Asked only of a poller that does not report a shutdown for receiving with the readiness (it says hungUp then).
-                done = TryNow(!Owner.Engine.ReportsReceiveShutDown, out result);
-                if (done && IsReceive && !Volatile.Read(ref _receivedAfterReport)) Volatile.Write(ref _receivedAfterReport, true);
+                done = TryNow(true, out result);
             }
             catch (Exception e)
             {
@@ -264,7 +255,7 @@ namespace WhereAllocation
             }
             AwaitTestSeam.CountEmptyReport();
             _empty++;
-            if (hungUp || (_empty >= AwaitEngine.EmptyReportsBeforeProbe && IsReceive && Owner.IsReceiveShutDown()))
+            if (hungUp || NothingWillCome(_empty))
             {
                 // Nothing to read and the socket hung up: disposed (CoreCLR shuts a socket down as it disposes it) or
                 // shut down, so nothing will ever come. As the synchronous wait says.
@@ -274,7 +265,7 @@ namespace WhereAllocation
                 Finish(default!, end, true);
                 return;
             }
-            WaitAgain(_empty >= AwaitEngine.EmptyReportsBeforeProbe);
+            WaitAgain(_empty >= AwaitEngine.EmptyReportsBeforeDeferring);
         }
 
         /// <summary>Back to Waiting after a claimed try found nothing, and armed again: now, or by the engine's next sweep (<paramref name="later"/>).</summary>

@@ -26,12 +26,19 @@ namespace WhereAllocation
             return Run(token, anchor);
         }
 
-        private protected override bool TryNow(bool askShutdown, out ReceivedDatagram result)
+        // True once a wait of this operation was ended by a datagram the engine's try received: the socket was receiving then
+        // (see ReceiveShutdown.ForAwaitTry). Written by the engine's thread, read by callers.
+        private bool _receivedAfterReport;
+
+        private protected override bool TryNow(bool afterReport, out ReceivedDatagram result)
         {
-            return PathDispatch.Receive(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, false, null, out result, askShutdown);
+            ReceiveWaitKind kind = ReceiveShutdown.ForAwaitTry(afterReport, Volatile.Read(ref _receivedAfterReport), Owner.Engine.ReportsReceiveShutDown);
+            bool done = PathDispatch.Receive(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, kind, null, out result);
+            if (done && afterReport && !Volatile.Read(ref _receivedAfterReport)) Volatile.Write(ref _receivedAfterReport, true);
+            return done;
         }
 
-        private protected override bool IsReceive => true;
+        private protected override bool NothingWillCome(int emptyReports) => ReceiveShutdown.AwaitAsksAfter(emptyReports, Owner.Socket);
 
         private protected override void Clear() => _buffer = default;
     }

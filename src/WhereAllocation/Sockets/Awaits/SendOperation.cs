@@ -29,13 +29,11 @@ namespace WhereAllocation
             return Run(token, anchor);
         }
 
-        private protected override bool TryNow(bool askShutdown, out int result)
+        private protected override bool TryNow(bool afterReport, out int result)
         {
             result = PathDispatch.Send(Owner.Path, Owner.Socket, null, 0, _buffer.Span, SocketFlags.None, _to, false);
             return result >= 0;
         }
-
-        private protected override bool IsReceive => false;
 
         private protected override void Clear() => _buffer = default;
     }

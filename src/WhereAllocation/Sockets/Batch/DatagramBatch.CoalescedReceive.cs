@@ -20,20 +20,8 @@ namespace WhereAllocation
         /// <summary>The payload room a batch needs for <see cref="CoalescedReceive"/>: the largest coalesced datagram.</summary>
         private const int CoalescedReceiveRoom = 65535;
 
-        /// <summary>
-        /// Room for the control messages of one receive. The kernel adds one per receive option the socket has on, in order: the
-        /// socket level's (SO_TIMESTAMP or SO_TIMESTAMPNS 32 B each, SO_TIMESTAMPING's three timestamps 64 B and its packet
-        /// information 32 B, SO_RXQ_OVFL, SO_RCVMARK and SO_RCVPRIORITY 24 B each), then UDP_GRO's segment size (24 B), then the
-        /// IP level's (IPv4: packet information, TTL, TOS, options twice, original destination, checksum, fragment size and a
-        /// security context of up to a page, about 4.5 KiB; IPv6: packet information, hop limit, traffic class, flow label, path
-        /// MTU, original destination, fragment size, and hop-by-hop, destination (twice) and routing headers of up to 2 KiB each,
-        /// in both the RFC 3542 and the RFC 2292 forms, about 21 KiB; a dual-mode socket may get both). CMSG_SPACE on 64-bit;
-        /// rounded up to 32 KiB, taken once per batch that turns coalesced receive on.
-        /// </summary>
-        private const int ReceiveControlRoom = 32768;
-
-        /// <summary>Linux's msg_flags: the datagram was longer than the buffers (its end is lost), the control data was cut.</summary>
-        private const int MsgTrunc = 0x20, MsgCTrunc = 0x8;
+        /// <summary>Room for the control messages of one receive: as much as the OS says it may write (<see cref="OsSocketCalls.CoalescedReceiveControlRoom"/>).</summary>
+        private static readonly int s_receiveControlRoom = OsSocketCalls.Current.CoalescedReceiveControlRoom;
 
         private bool _coalescedReceive;
 
@@ -50,12 +38,6 @@ namespace WhereAllocation
 
         // The datagrams the spill still holds: counted, not read off its bytes, since a datagram of 0 bytes is one too.
         private int _spillDatagrams;
-
-        /// <summary>Coalesced datagrams the batch split since it was made, and the datagrams they held (for tests).</summary>
-        internal long CoalescedReceives, CoalescedDatagrams;
-
-        /// <summary>Coalesced receives that went through the spill (for tests).</summary>
-        internal long SpilledReceives;
 
         /// <summary>True while datagrams taken from the socket wait in the spill for the next receive.</summary>
         private bool HasSpilled => _spillDatagrams > 0;
@@ -118,7 +100,7 @@ namespace WhereAllocation
 
         private void AllocateCoalescedPart()
         {
-            int vectorAt = ReceiveControlRoom;
+            int vectorAt = AlignUp(s_receiveControlRoom, 64);
             int nameAt = vectorAt + AlignUp(sizeof(Libc.IoVec), 64);
             int spillAt = nameAt + AlignUp(SockaddrLayout.StorageSize, 64);
             int total = spillAt + AlignUp(CoalescedReceiveRoom, 64);
@@ -137,23 +119,25 @@ namespace WhereAllocation
         /// <summary>
         /// Takes what the spill still holds, then datagram after datagram: over the free slots' buffers (their iovecs are
         /// consecutive) while they can hold any datagram, into the spill after that; a coalesced one is split into its segments,
-        /// one slot each. Returns how many slots were filled; 0 with <paramref name="error"/>.
+        /// one slot each. With <paramref name="wait"/>, when the spill held nothing, the first receive waits in the kernel for a
+        /// datagram (see <see cref="OsSocketCalls.ReceiveCoalesced"/>); every other never waits. Returns how many slots were
+        /// filled; 0 with <paramref name="error"/>.
         /// </summary>
-        private int ReceiveCoalesced(IntPtr raw, out SocketError error)
+        private int ReceiveCoalesced(IntPtr raw, bool wait, out SocketError error)
         {
             error = SocketError.Success;
             int next = HasSpilled ? DrainSpill(0) : 0;
+            wait &= next == 0;
+            OsSocketCalls os = OsSocketCalls.InUse;
             Libc.LinuxMsgHdr header;
             while (next < _capacity && _coalescedReceive)
             {
                 int free = _capacity - next;
-                BatchTestSeam? seam = TestSeam;
-                bool direct = seam != null && seam.DirectFreeSlots > 0 ? free >= seam.DirectFreeSlots
-                    : free >= MinCoalescedReceiveCapacity && (long)free * _slotSize >= CoalescedReceiveRoom;
+                bool direct = free >= MinCoalescedReceiveCapacity && (long)free * _slotSize >= CoalescedReceiveRoom;
                 header = default;
                 header.NameLength = SockaddrLayout.StorageSize;
                 header.Control = _receiveControl;
-                header.ControlLength = (nuint)(seam != null && seam.ReceiveControlRoom > 0 ? seam.ReceiveControlRoom : ReceiveControlRoom);
+                header.ControlLength = (nuint)s_receiveControlRoom;
                 if (direct)
                 {
                     header.Name = _names + next * SockaddrLayout.StorageSize;
@@ -165,23 +149,21 @@ namespace WhereAllocation
                     header.Name = _spillName;
                     header.Iov = _spillVector;
                     header.IovLength = 1;
-                    _spillVector->Length = (nuint)(seam != null && seam.SpillRoom > 0 ? seam.SpillRoom : CoalescedReceiveRoom);
                 }
-                long length = OsSocketCalls.InUse.ReceiveMessage(raw, &header, false, out SocketError failure);
+                long length = os.ReceiveCoalesced(raw, &header, wait, out int segmentSize, out bool cut, out bool unsplittable, out SocketError failure);
+                if (wait && ReceiveShutdown.IsReport(length, (int)header.NameLength)) length = ReceiveShutdown.Reported(out failure);
+                wait = false;
                 if (length < 0)
                 {
                     if (Stop(failure, next, ref error)) break;
                     continue;
                 }
-                int segmentSize = SegmentSize(&header, out bool unsplittable);
-                bool cut = (header.Flags & MsgTrunc) != 0;
                 if (direct)
                 {
                     next += Split(next, free, (int)length, segmentSize, unsplittable, cut, (int)header.NameLength);
                 }
                 else
                 {
-                    SpilledReceives++;
                     Spill(0, (int)length, segmentSize, unsplittable, cut, (int)header.NameLength);
                     next = DrainSpill(next);
                 }
@@ -192,35 +174,10 @@ namespace WhereAllocation
         /// <summary>True when the receive loop ends at <paramref name="failure"/>: with the error when nothing was taken, else kept for the next receive.</summary>
         private bool Stop(SocketError failure, int taken, ref SocketError error)
         {
-            if (failure == SocketError.Interrupted) return false;
+            if (failure == SocketError.Interrupted && taken > 0) return false;
             if (taken == 0) error = failure;
             else if (failure != SocketError.WouldBlock) _deferredError = failure; // as recvmmsg does: the datagrams stay, the error comes next time
             return true;
-        }
-
-        /// <summary>
-        /// The segment size of a coalesced datagram (UDP_GRO's control message), or 0 for a datagram as sent.
-        /// <paramref name="unsplittable"/>: the kernel cut the control data (MSG_CTRUNC) and no whole segment size came before
-        /// the cut, so whether the datagram is a run, and of which size, is not known.
-        /// </summary>
-        private static int SegmentSize(Libc.LinuxMsgHdr* header, out bool unsplittable)
-        {
-            byte* control = (byte*)header->Control;
-            long used = (long)header->ControlLength;
-            int head = CmsgHeaderSize;
-            long at = 0;
-            unsplittable = false;
-            while (at + head <= used)
-            {
-                byte* message = control + at;
-                long length = (long)*(nuint*)message;
-                if (length < head) break;
-                if (*(int*)(message + sizeof(nuint)) == LinuxSocketCalls.SolUdp && *(int*)(message + sizeof(nuint) + 4) == LinuxSocketCalls.UdpGro && length >= head + sizeof(int))
-                    return *(int*)(message + head);
-                at += AlignUp((int)length, sizeof(nuint));
-            }
-            unsplittable = (header->Flags & MsgCTrunc) != 0;
-            return 0;
         }
 
         /// <summary>
@@ -245,13 +202,10 @@ namespace WhereAllocation
                 CopyFromSlots(first, kept, _spill, length - kept);
                 Buffer.MemoryCopy(_names + first * SockaddrLayout.StorageSize, _spillName, SockaddrLayout.StorageSize, nameLength);
                 Spill(kept, length, segmentSize, false, cut, nameLength);
-                SpilledReceives++;
                 segments = free;
                 length = kept;
                 cut = false;
             }
-            CoalescedReceives++;
-            CoalescedDatagrams += segments;
             byte* name = _names + first * SockaddrLayout.StorageSize;
             // A segment never moves to a slot before the one where its bytes begin when it is no longer than a slot, and
             // never after when it is longer; so moving the last first (or the first first) never overwrites bytes still to move.
@@ -284,7 +238,6 @@ namespace WhereAllocation
             _spillUnsplittable = unsplittable;
             _spillCut = cut;
             _spillNameLength = nameLength;
-            if (_spillSegment > 0 && offset == 0) CoalescedReceives++;
         }
 
         /// <summary>Hands the spill's segments to the slots from <paramref name="first"/> on, in order; returns the next free slot.</summary>
@@ -299,7 +252,6 @@ namespace WhereAllocation
                 Buffer.MemoryCopy(_spill + _spillOffset, _buffers + (long)slot * _stride, kept, kept);
                 Buffer.MemoryCopy(_spillName, _names + slot * SockaddrLayout.StorageSize, SockaddrLayout.StorageSize, _spillNameLength);
                 Store(slot, kept, size > _slotSize || _spillUnsplittable || (_spillCut && last), _spillNameLength);
-                if (_spillSegment > 0) CoalescedDatagrams++;
                 _spillOffset += size;
                 _spillDatagrams--;
                 slot++;

@@ -1,8 +1,6 @@
 #nullable enable
 using System;
-using System.Diagnostics;
 using System.Net.Sockets;
-using System.Runtime.InteropServices;
 using System.Threading;
 using WhereAllocation.Interop;
 
@@ -98,99 +96,56 @@ namespace WhereAllocation
             _failed = 0;
         }
 
+        /// <summary>
+        /// The native path's receive, in the loop every native receive shares (<see cref="ReceiveLoop"/>): a wait without a limit
+        /// waits in the kernel where <see cref="WaitPolicy"/> says so (in every mode: <c>recvmmsg</c> with MSG_WAITFORONE, the
+        /// first <c>recvfrom</c> of the slot-by-slot calls, the first <c>recvmsg</c> of a coalesced receive, each without
+        /// MSG_DONTWAIT, then taking what is queued with the first datagram without waiting); a limit is this call's own, not
+        /// the socket's SO_RCVTIMEO, so a wait with one polls in slices.
+        /// </summary>
         private int ReceiveNative(Socket socket, int timeoutMilliseconds)
         {
-            SafeHandle handle = SocketHandles.Get(socket);
-            if (handle == null) throw new ObjectDisposedException(typeof(Socket).FullName); // Mono's DuplicateAndClose took it
-            bool socketAdded = false;
-            bool counted = false;
-            try
+            var form = new NativeReceive(this);
+            long received = ReceiveLoop.Run(ref form, socket, timeoutMilliseconds, ReceiveWaitKind.Waits, 0, out SocketError error);
+            if (received > 0) return (int)received;
+            if (received == ReceiveLoop.LimitPassed || error == SocketError.WouldBlock) return 0;
+            throw SocketWaits.Failure(socket, error);
+        }
+
+        /// <summary>The batch's native receive in its mode, as <see cref="ReceiveLoop"/> drives it (see <see cref="ReceiveStep"/>): datagrams taken, or -1 with the error.</summary>
+        private readonly struct NativeReceive : IWaitingReceive
+        {
+            private readonly DatagramBatch _batch;
+
+            internal NativeReceive(DatagramBatch batch)
             {
-                handle.DangerousAddRef(ref socketAdded); // throws ObjectDisposedException for a disposed socket
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
-                IntPtr raw = handle.DangerousGetHandle();
-                long start = timeoutMilliseconds > 0 ? Stopwatch.GetTimestamp() : 0;
-                bool waited = false;
-                // A wait without a limit, in recvmmsg mode, where the kernel can wait (NativeDatagramIO.ReceiveWaitsInKernel): the
-                // first call waits for the first datagram and takes every one queued with it, one call per batch. A limit is this
-                // call's own, not the socket's SO_RCVTIMEO, so a wait with one polls.
-                bool inKernel = timeoutMilliseconds == Timeout.Infinite && _mode == DatagramBatchMode.MultiMessage && !_coalescedReceive && !HasSpilled
-                    && NativeDatagramIO.ReceiveWaitsInKernel && NativeDatagramIO.DisposeWakesKernelWait(handle);
-                if (inKernel && SocketHandles.CountKernelWaits && !NativeDatagramIO.KernelWaitsWatched)
-                {
-                    // Counted only for the tests (see SocketHandles.CountKernelWaits; on Mono each kernel call counts itself with its
-                    // registration, see ReceiveManyWatched); a fall back to slices counts itself below.
-                    SocketHandles.EnterWait();
-                    counted = true;
-                }
-                while (true)
-                {
-                    SocketError error;
-                    int received = _coalescedReceive || HasSpilled ? ReceiveCoalesced(raw, out error)
-                        : _mode != DatagramBatchMode.MultiMessage ? ReceiveSingleCallsNative(raw, out error)
-                        : inKernel ? (NativeDatagramIO.KernelWaitsWatched ? ReceiveManyWatched(socket, raw, out error) : OsSocketCalls.InUse.ReceiveManyWaiting(raw, _messages, _capacity, out error))
-                        : OsSocketCalls.InUse.ReceiveMany(raw, _messages, _capacity, out error);
-                    if (inKernel && received > 0 && _messages[0].Length == 0 && _messages[0].Header.NameLength == 0)
-                    {
-                        // Not a datagram: the receiving side was shut down (by Shutdown, or by CoreCLR's Dispose waking this wait).
-                        // The kernel wrote the slot's room for a sender as 0: give it back for the next receive.
-                        _messages[0].Header.NameLength = SockaddrLayout.StorageSize;
-                        received = -1;
-                        error = SocketError.Shutdown;
-                    }
-                    if (received > 0) return received;
-                    if (error == SocketError.Interrupted && !inKernel) continue;
-                    if (inKernel)
-                    {
-                        // The kernel's wait ended without a datagram: the socket's own SO_RCVTIMEO passed, or its descriptor is in
-                        // non-blocking mode, or a signal interrupted it. The rest of this wait, which has no limit, goes on in
-                        // slices, which ask between them whether the socket was disposed.
-                        inKernel = false;
-                        if (error == SocketError.Interrupted) error = SocketError.WouldBlock;
-                    }
-                    // Nothing queued, on a socket that may be shut down for receiving: it polls readable then, and a wait would spin.
-                    // Asked when a wait said readable, or when the call does not wait: a first wait on such a socket answers at once.
-                    if (error == SocketError.WouldBlock && (waited || timeoutMilliseconds == 0) && OsSocketCalls.InUse.IsReceiveShutDown(raw)) error = SocketError.Shutdown;
-                    if (error != SocketError.WouldBlock) throw SocketWaits.Failure(socket, error);
-                    int remaining = SocketWaits.Remaining(start, timeoutMilliseconds);
-                    if (remaining == 0) return 0;
-                    if (waited) SocketWaits.PauseAfterEmptyReadiness(socket, handle); // readable, yet nothing came: no busy loop
-                    if (!counted)
-                    {
-                        // Counted as waiting until the handle is released (see NativeDatagramIO.Receive): a call on another thread
-                        // after a Dispose finds the socket disposed even while this one, woken, still holds the handle.
-                        SocketHandles.EnterWait();
-                        counted = true;
-                    }
-                    if (!SocketWaits.TryWaitUntil(socket, raw, handle, false, remaining)) return 0;
-                    waited = true;
-                }
+                _batch = batch;
             }
-            finally
+
+            public long Receive(IntPtr raw, ReceiveStep step, out SocketError error)
             {
-                if (socketAdded) handle.DangerousRelease();
-                if (counted) SocketHandles.ExitWait();
+                DatagramBatch batch = _batch;
+                int received = batch._coalescedReceive || batch.HasSpilled ? batch.ReceiveCoalesced(raw, step == ReceiveStep.InKernel, out error)
+                    : batch._mode != DatagramBatchMode.MultiMessage ? batch.ReceiveSingleCallsNative(raw, step, out error)
+                    : batch.ReceiveMany(raw, step == ReceiveStep.InKernel, out error);
+                return received > 0 ? received : -1;
             }
         }
 
-        /// <summary>
-        /// The kernel's wait for the batch, registered with <see cref="KernelWaitWatchdog"/> for its length (Mono on Linux, where the
-        /// runtime's Dispose wakes no call that holds the handle); with every slot taken, the call that does not wait, whose
-        /// "nothing queued" the caller takes for a kernel wait that ended without a datagram and goes on in slices.
-        /// </summary>
-        private int ReceiveManyWatched(Socket socket, IntPtr raw, out SocketError error)
+        /// <summary><c>recvmmsg</c> into every slot: without waiting, or (<paramref name="inKernel"/>) waiting in the kernel for the first datagram (MSG_WAITFORONE).</summary>
+        private int ReceiveMany(IntPtr raw, bool inKernel, out SocketError error)
         {
-            int slot = -1;
-            try
+            OsSocketCalls os = OsSocketCalls.InUse;
+            if (!inKernel) return os.ReceiveMany(raw, _messages, _capacity, out error);
+            int received = os.ReceiveManyWaiting(raw, _messages, _capacity, out error);
+            if (received > 0 && ReceiveShutdown.IsReport(_messages[0].Length, (int)_messages[0].Header.NameLength))
             {
-                try { } finally { slot = KernelWaitWatchdog.Enter(socket); } // see NativeDatagramIO.ReceiveWatched
-                if (slot < 0) return OsSocketCalls.InUse.ReceiveMany(raw, _messages, _capacity, out error);
-                return OsSocketCalls.InUse.ReceiveManyWaiting(raw, _messages, _capacity, out error);
+                // Not a datagram: the receiving side was shut down (by Shutdown, or by a Dispose waking this wait: CoreCLR's, or
+                // the watchdog's). The kernel wrote the slot's room for a sender as 0: give it back for the next receive.
+                _messages[0].Header.NameLength = SockaddrLayout.StorageSize;
+                return (int)ReceiveShutdown.Reported(out error);
             }
-            finally
-            {
-                if (slot >= 0) KernelWaitWatchdog.Exit(slot); // also when the thread is aborted in the wait
-            }
+            return received;
         }
     }
 }

@@ -27,9 +27,6 @@ namespace WhereAllocation
         private int* _runStarts;
         private bool _segmentation;
 
-        /// <summary>Segmented sends that went, and the datagrams they carried (for tests).</summary>
-        internal long SegmentedSends, SegmentedDatagrams;
-
         private static int SegmentationBytes(int capacity) =>
             capacity * (sizeof(Libc.LinuxMMsgHdr) + ControlSpace) + AlignUp((capacity + 1) * sizeof(int), 64);
 
@@ -159,20 +156,8 @@ namespace WhereAllocation
             }
             _runStarts[messages] = end;
 
-            int sent = SendRunMessages(raw, messages, out error, out bool routeCannotSegment);
-            if (sent > 0)
-            {
-                for (int m = 0; m < sent; m++)
-                {
-                    int carried = _runStarts[m + 1] - _runStarts[m];
-                    if (carried > 1)
-                    {
-                        SegmentedSends++;
-                        SegmentedDatagrams += carried;
-                    }
-                }
-                return _runStarts[sent] - start;
-            }
+            int sent = OsSocketCalls.InUse.SendSegments(raw, _runMessages, messages, out error, out bool routeCannotSegment);
+            if (sent > 0) return _runStarts[sent] - start;
             if (_runStarts[1] - start < 2 || error == SocketError.WouldBlock || error == SocketError.Interrupted) return 0;
 
             // The kernel refused the run in the first message: it goes again datagram by datagram, where a real fault of a
@@ -195,13 +180,8 @@ namespace WhereAllocation
                 // whole at the segment size, which is the run's first length.
                 message.Header.IovLength = (nuint)count;
                 byte* control = _runControls + messages * ControlSpace;
-                int header = CmsgHeaderSize;
-                *(nuint*)control = (nuint)(header + sizeof(ushort));     // cmsg_len: CMSG_LEN(2)
-                *(int*)(control + sizeof(nuint)) = LinuxSocketCalls.SolUdp; // cmsg_level
-                *(int*)(control + sizeof(nuint) + 4) = LinuxSocketCalls.UdpSegment; // cmsg_type
-                *(ushort*)(control + header) = (ushort)_messages[start].Length;
                 message.Header.Control = control;
-                message.Header.ControlLength = (nuint)(header + AlignUp(sizeof(ushort), sizeof(nuint))); // CMSG_SPACE(2)
+                message.Header.ControlLength = (nuint)OsSocketCalls.InUse.WriteSegmentSize(control, ControlSpace, (int)_messages[start].Length);
             }
             else
             {
@@ -210,25 +190,6 @@ namespace WhereAllocation
                 message.Header.ControlLength = 0;
             }
             messages++;
-        }
-
-        /// <summary>struct cmsghdr {size_t len; int level; int type;} rounded up to size_t: 16 bytes on 64-bit, 12 on 32-bit.</summary>
-        private static int CmsgHeaderSize => AlignUp(sizeof(nuint) + 8, sizeof(nuint));
-
-        private int SendRunMessages(IntPtr raw, int messages, out SocketError error, out bool routeCannotSegment)
-        {
-            int fault = 0;
-            BatchTestSeam? seam = TestSeam;
-            if (seam != null && seam.SegmentationFault != 0)
-            {
-                // As the kernel would: the messages before the first segmented one go, then that one fails.
-                int before = 0;
-                while (before < messages && _runStarts[before + 1] - _runStarts[before] == 1) before++;
-                if (before == 0) fault = seam.SegmentationFault;
-                else messages = before;
-            }
-            int sent = OsSocketCalls.InUse.SendSegments(raw, _runMessages, messages, fault, out error, out routeCannotSegment);
-            return sent > 0 ? sent : 0;
         }
     }
 }

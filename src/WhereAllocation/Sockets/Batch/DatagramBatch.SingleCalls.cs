@@ -12,25 +12,34 @@ namespace WhereAllocation
     /// </summary>
     public sealed unsafe partial class DatagramBatch
     {
-        /// <summary>Non-blocking <c>recvfrom</c> into slot after slot until the queue is empty or every slot is full.</summary>
-        private int ReceiveSingleCallsNative(IntPtr raw, out SocketError error)
+        /// <summary>
+        /// <c>recvfrom</c> into slot after slot until the queue is empty or every slot is full, none of them waiting but the
+        /// first when <paramref name="first"/> says so (<see cref="ReceiveStep.InKernel"/>: the kernel's wait for the first
+        /// datagram; <see cref="ReceiveStep.AfterReadiness"/>: right after a wait said readable).
+        /// </summary>
+        private int ReceiveSingleCallsNative(IntPtr raw, ReceiveStep first, out SocketError error)
         {
             int received = 0;
             error = SocketError.Success;
+            OsSocketCalls os = OsSocketCalls.InUse;
+            ReceiveStep step = first;
             while (received < _capacity)
             {
                 byte* buffer = _buffers + (long)received * _stride;
                 byte* name = _names + received * SockaddrLayout.StorageSize;
                 int nameLength = SockaddrLayout.StorageSize;
-                long length = OsSocketCalls.InUse.Receive(raw, buffer, _slotSize, false, name, &nameLength, out SocketError failure);
-                if (length == 0 && nameLength == 0) length = NativeDatagramIO.ShutDown(out failure); // no datagram: the receiving side was shut down
+                long length = step == ReceiveStep.Try ? os.Receive(raw, buffer, _slotSize, false, name, &nameLength, out SocketError failure)
+                    : step == ReceiveStep.InKernel ? os.ReceiveWaiting(raw, buffer, _slotSize, false, name, &nameLength, out failure)
+                    : os.ReceiveAfterReadiness(raw, buffer, _slotSize, false, name, &nameLength, out failure);
+                step = ReceiveStep.Try;
+                if (ReceiveShutdown.IsReport(length, nameLength)) length = ReceiveShutdown.Reported(out failure);
                 if (length >= 0)
                 {
                     Store(received, (int)Math.Min(length, _slotSize), length > _slotSize, nameLength);
                     received++;
                     continue;
                 }
-                if (failure == SocketError.Interrupted || OsSocketCalls.InUse.IsResetReportToSkip(raw, failure)) continue;
+                if (failure == SocketError.Interrupted || os.IsResetReportToSkip(raw, failure)) continue;
                 if (received == 0)
                 {
                     error = failure;
@@ -79,7 +88,7 @@ namespace WhereAllocation
                     ReceivedDatagram datagram;
                     try
                     {
-                        if (!PathDispatch.Receive(path, socket, null, 0, buffer, SocketFlags.None, false, null, out datagram)) break;
+                        if (!PathDispatch.Receive(path, socket, null, 0, buffer, SocketFlags.None, ReceiveWaitKind.Tries, null, out datagram)) break;
                     }
                     catch (SocketException e) when (received > 0)
                     {

@@ -93,9 +93,6 @@ namespace WhereAllocation
         private uint _cachedLast;
         private EndPointKey _cachedKey;
 
-        /// <summary>The batch's test hooks (<see cref="BatchTestSeam"/>): null but in a test that gave it some.</summary>
-        internal BatchTestSeam? TestSeam = null; // initialised: Unity compiles the package without the tests' InternalsVisibleTo
-
         /// <summary>A batch of <paramref name="capacity"/> slots of <paramref name="slotSize"/> bytes, in <see cref="DefaultMode"/>.</summary>
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is not 1..<see cref="MaxCapacity"/>, or <paramref name="slotSize"/> is not 1..<see cref="MaxSlotSize"/>.</exception>
         /// <exception cref="OutOfMemoryException">The native memory could not be allocated.</exception>

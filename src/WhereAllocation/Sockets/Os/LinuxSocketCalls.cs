@@ -14,7 +14,7 @@ namespace WhereAllocation
     internal sealed unsafe partial class LinuxSocketCalls : PosixSocketCalls
     {
         private const int MsgPeek = 0x2;
-        private const int MsgTrunc = 0x20;     // as an input flag: return the datagram's real length
+        private const int MsgTrunc = 0x20;     // as an input flag: return the datagram's real length; in msg_flags: it was cut
         private const int MsgDontWait = 0x40;
         private const int MsgNoSignal = 0x4000; // a send after Shutdown(Send) fails with EPIPE and raises no SIGPIPE
         private const int SolSocket = 1;

@@ -34,17 +34,14 @@ namespace WhereAllocation
 
         /// <summary>
         /// The calls every native call of the library makes (<see cref="Current"/> unless a test put another in between, one
-        /// that injects what this OS never reports, or pretends to be another OS); null sets <see cref="Current"/> again.
-        /// Setting it makes <see cref="NativeDatagramIO"/> derive again what it derives from the OS (its kernel waits).
+        /// that injects what this OS never reports, counts calls, or pretends to be another OS); null sets <see cref="Current"/>
+        /// again. The one seam of the tests: nothing is told when it changes, and whoever derives something from it (the
+        /// wait policy, <see cref="WaitPolicy"/>) asks it again when it needs the answer, never caching it.
         /// </summary>
         internal static OsSocketCalls InUse
         {
             get => s_inUse;
-            set
-            {
-                s_inUse = value ?? Current;
-                NativeDatagramIO.OsInUseChanged();
-            }
+            set => s_inUse = value ?? Current;
         }
 
         // Where Unity compiles the package for one player (outside the Editor, whose defines name the build target, not
@@ -191,6 +188,18 @@ namespace WhereAllocation
         /// <paramref name="addressLength"/> (which comes in as the buffer's size).
         /// </summary>
         internal abstract long Receive(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error);
+
+        /// <summary>
+        /// <see cref="Receive"/> right after a wait of the caller's (<see cref="Poll"/>, or a poller's report) said the socket
+        /// was readable: where the OS's receive asks for readiness itself before it receives (Windows: WSAPoll, then the
+        /// receive), it need not ask again, so that a receive that waited asks the OS once whether a datagram came. It still
+        /// never waits: the datagram the wait saw may be gone (another reader took it), and then it answers WouldBlock.
+        /// Elsewhere it is <see cref="Receive"/>.
+        /// </summary>
+        internal virtual long ReceiveAfterReadiness(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        {
+            return Receive(socket, payload, size, peek, address, addressLength, out error);
+        }
 
         /// <summary>
         /// True when <see cref="ReceiveWaiting"/> exists on this OS: a receive without the per-call "do not wait" flag, which

@@ -8,7 +8,7 @@ namespace WhereAllocation
 {
     /// <summary>
     /// Windows (Winsock 2): <c>WSAPoll</c> then an overlapped <c>WSARecvFrom</c> that never waits (Winsock has no per-call
-    /// non-blocking flag: see <see cref="ReceiveReady"/>), <c>sendto</c>, and <c>WSAPoll</c> for waits. A cut datagram is the
+    /// non-blocking flag: see <see cref="ReceiveAfterReadiness"/>), <c>sendto</c>, and <c>WSAPoll</c> for waits. A cut datagram is the
     /// error WSAEMSGSIZE after the buffer was filled. Run by this project's CI under Wine (docs/testing-under-wine.md: where
     /// Wine differs from Windows).
     /// </summary>
@@ -59,11 +59,12 @@ namespace WhereAllocation
             }
             if (ready < 0) return -1;
             // Readable, or an error or hang-up pending: the receive reports which.
-            return ReceiveReady(socket, payload, size, peek, address, addressLength, out error);
+            return ReceiveAfterReadiness(socket, payload, size, peek, address, addressLength, out error);
         }
 
         /// <summary>
-        /// The receive after WSAPoll said readable, which must not wait even when the datagram WSAPoll saw is gone by now
+        /// The receive after WSAPoll said readable (this class's own check in <see cref="Receive"/>, or the caller's wait: a
+        /// slice of <see cref="Poll"/>, the awaits' poller), which must not wait even when the datagram WSAPoll saw is gone by now
         /// (another reader of the socket, such as the application's own receive on another thread, took it in between).
         /// A plain recvfrom on a blocking socket (the usual kind) would then wait for the next datagram: the I/O thread of
         /// the awaits, and every await of the process with it, or a TryReceiveFrom_NonAlloc that promises never to wait.
@@ -74,7 +75,7 @@ namespace WhereAllocation
         /// Its event has the low bit set, so that no completion goes to an I/O completion port the runtime may have bound the
         /// socket to. Windows creates every socket overlapped-capable (socket() and the runtimes' WSASocket alike).
         /// </summary>
-        internal long ReceiveReady(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        internal override long ReceiveAfterReadiness(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
         {
             int length = *addressLength;
             uint received = 0;
@@ -123,7 +124,7 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// One manual-reset event per thread for <see cref="ReceiveReady"/>, made at the thread's first receive and closed when
+        /// One manual-reset event per thread for <see cref="ReceiveAfterReadiness"/>, made at the thread's first receive and closed when
         /// the thread is gone (the finalizer of the object that holds it). Given with its low bit set: a completion then
         /// signals it and is never queued to a completion port.
         /// </summary>

@@ -122,7 +122,7 @@ namespace WhereAllocation
                     throw new SocketException((int)SocketError.TimedOut);
                 if (s_availableIsNextSize) pending = socket.Available;
             }
-            else if (wait && socket.Blocking && !NativeDatagramIO.DisposeWakesRuntimeReceive(socket) && !RuntimeReceive.WaitUntilReady(socket))
+            else if (wait && socket.Blocking && !WaitPolicy.DisposeWakesRuntimeReceive(socket) && !RuntimeReceive.WaitUntilReady(socket))
             {
                 // The runtime's receive waits in the kernel, where its Dispose wakes it only on a descriptor it may shut down: on
                 // any other (a handle that does not own it, no FD_CLOEXEC) the wait is the library's, in slices a Dispose ends.
@@ -163,7 +163,7 @@ namespace WhereAllocation
                 // consumed and the caller receives again. A socket shut down for receiving: Shutdown, as on every path
                 // (Mono reports it as Interrupted, .NET as "nothing queued" on a non-blocking socket). Else: the error.
                 SocketError code = e.SocketErrorCode;
-                if ((code == SocketError.WouldBlock || code == SocketError.Interrupted) && PathDispatch.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
+                if ((code == SocketError.WouldBlock || code == SocketError.Interrupted) && ReceiveShutdown.IsShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
                 if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
                 received = 0;
                 return false;
@@ -175,7 +175,7 @@ namespace WhereAllocation
             }
 
             // 0 bytes on a socket shut down for receiving: what .NET's blocking receive returns then, no datagram.
-            if (received == 0 && PathDispatch.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
+            if (received == 0 && ReceiveShutdown.IsShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
 
             // A runtime that did not call Create() handed back another endpoint: copy it in.
             if (!ReferenceEquals(endPoint, into) && endPoint is IPEndPoint other) into.SetCurrent(EndPointKey.FromIPEndPoint(other));

@@ -24,17 +24,17 @@ namespace WhereAllocation
     {
         /// <summary>
         /// One datagram into <paramref name="buffer"/> (a span of <paramref name="array"/> from <paramref name="offset"/> when
-        /// the caller has an array) on <paramref name="path"/>; the sender also goes to <paramref name="into"/> when given. With
-        /// <paramref name="wait"/> false, false when nothing is queued; with it true, a blocking socket waits (honouring its
-        /// receive timeout) and an empty non-blocking one throws WouldBlock. <paramref name="askShutdown"/> false (an await's try on
-        /// the native path, whose poller reports a shutdown itself): the native receive that finds nothing queued does not ask the
-        /// OS whether the socket was shut down for receiving; the runtime's paths keep their own way.
+        /// the caller has an array) on <paramref name="path"/>; the sender also goes to <paramref name="into"/> when given.
+        /// Without <see cref="ReceiveWaitKind.Waits"/> in <paramref name="kind"/>, false when nothing is queued; with it, a
+        /// blocking socket waits (honouring its receive timeout) and an empty non-blocking one throws WouldBlock. What else
+        /// <paramref name="kind"/> says (an await's try: a shutdown its poller reports, a readiness it reported) only the native
+        /// path needs; the runtime's paths keep their own way.
         /// </summary>
-        internal static bool Receive(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, bool wait, IPEndPointNonAlloc? into, out ReceivedDatagram datagram, bool askShutdown = true)
+        internal static bool Receive(DatagramPath path, Socket socket, byte[]? array, int offset, Span<byte> buffer, SocketFlags flags, ReceiveWaitKind kind, IPEndPointNonAlloc? into, out ReceivedDatagram datagram)
         {
             if (path == DatagramPath.Native)
             {
-                long length = NativeDatagramIO.Receive(socket, buffer, flags, wait, into, out EndPointKey sender, askShutdown);
+                long length = NativeDatagramIO.Receive(socket, buffer, flags, kind, into, out EndPointKey sender);
                 if (length < 0)
                 {
                     datagram = default;
@@ -43,7 +43,7 @@ namespace WhereAllocation
                 datagram = new ReceivedDatagram((int)Math.Min(length, buffer.Length), length > buffer.Length, into != null ? into.CurrentKey : sender);
                 return true;
             }
-            return ReceiveOnRuntimePath(path, socket, array, offset, buffer, flags, wait, into, out datagram);
+            return ReceiveOnRuntimePath(path, socket, array, offset, buffer, flags, (kind & ReceiveWaitKind.Waits) != 0, into, out datagram);
         }
 
         /// <summary>The receive of the runtime's own paths (SocketAddress, Managed), which wait and retry in their own way.</summary>
@@ -108,18 +108,6 @@ namespace WhereAllocation
             {
                 return false;
             }
-        }
-
-        /// <summary>
-        /// True when <paramref name="socket"/> was shut down for receiving (see <see cref="OsSocketCalls.IsReceiveShutDown"/>),
-        /// asked after a receive found nothing although the socket was reported readable, whatever the path: asked of the OS
-        /// wherever the library's own calls reach it, false elsewhere (where the runtime reports it itself).
-        /// </summary>
-        /// <exception cref="ObjectDisposedException">The socket has been disposed.</exception>
-        internal static bool IsReceiveShutDown(Socket socket)
-        {
-            if (!NativeDatagramIO.OsCallsWork || !SocketHandles.Available) return false;
-            return NativeSocketAdmin.IsReceiveShutDown(socket);
         }
 
         /// <summary>

@@ -35,7 +35,7 @@ namespace WhereAllocation
 
             // The runtime's receive waits in the kernel, where its Dispose wakes it only on a descriptor it may shut down: on any
             // other (a handle that does not own it, no FD_CLOEXEC) the wait is the library's, in slices that a Dispose ends.
-            if (wait && socket.Blocking && !NativeDatagramIO.DisposeWakesRuntimeReceive(socket) && !RuntimeReceive.WaitUntilReady(socket))
+            if (wait && socket.Blocking && !WaitPolicy.DisposeWakesRuntimeReceive(socket) && !RuntimeReceive.WaitUntilReady(socket))
                 throw new SocketException((int)SocketError.TimedOut);
 
             // An empty buffer would leave the datagram queued (the runtime does not call the OS): receive into
@@ -79,7 +79,7 @@ namespace WhereAllocation
                         // Disposed during the call: ObjectDisposedException. A reset report on an unconnected socket is
                         // consumed, and the receive goes on (the queue may hold datagrams behind it). "Nothing queued" though
                         // Poll said readable: a socket shut down for receiving. Else: the error.
-                        if (e.SocketErrorCode == SocketError.WouldBlock && PathDispatch.IsReceiveShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
+                        if (e.SocketErrorCode == SocketError.WouldBlock && ReceiveShutdown.IsShutDown(socket)) throw RuntimeReceive.ShutDown(socket);
                         if (!RuntimeReceive.IsResetReportToSkip(socket, e)) throw;
                         if ((!wait || !socket.Blocking) && !RuntimeReceive.IsReady(socket))
                         {

@@ -70,7 +70,7 @@ namespace WhereAllocation
         /// among the library's waits (<see cref="SocketHandles.EnterWait"/>) too. Returns the slot for <see cref="Exit"/>, or -1
         /// when every slot is taken or the thread cannot be started: the caller must not wait in the kernel then (it waits in
         /// slices, which end at a Dispose too). Call it in a finally clause and <see cref="Exit"/> in another, so that a
-        /// Thread.Abort can part neither from its call (see NativeDatagramIO.ReceiveWatched).
+        /// Thread.Abort can part neither from its call (see ReceiveLoop.InKernel).
         /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         internal static int Enter(Socket socket)

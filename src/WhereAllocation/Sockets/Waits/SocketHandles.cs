@@ -259,7 +259,7 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// Whether a receive that waits in the kernel on CoreCLR (NativeDatagramIO.ReceiveWaitsInKernel) is counted in by
+        /// Whether a receive that waits in the kernel on CoreCLR (WaitPolicy.WaitsInKernel) is counted in by
         /// <see cref="EnterWait"/> too. (On Mono every kernel wait is counted, with its registration: KernelWaitWatchdog.Enter.) It needs no count for its own sake (CoreCLR's handle refuses new references once
         /// its Socket is disposed), and it cannot know before its call whether it will wait, so counting it would cost every
         /// receive, a queued datagram's too, two interlocked adds on one line shared by every receiving thread. Off by
