@@ -155,8 +155,10 @@ namespace WhereAllocation.Tests
             }
             else
             {
-                // A try that found nothing, the timeout read once, polls until the datagram came, and the receive after the last.
+                // A try that found nothing, the timeout read once, polls until the datagram came, and the receive after the last,
+                // which asks no readiness of its own (Windows: no second WSAPoll).
                 Assert.Equal(2, calls.NonWaiting);
+                Assert.Equal(1, calls.AfterReadiness);
                 Assert.Equal(0, calls.Waiting);
                 Assert.True(calls.Polls >= 1, calls.Counts);
                 Assert.Equal(1, calls.TimeoutReads);
@@ -497,6 +499,38 @@ namespace WhereAllocation.Tests
             }
         }
 
+        // ----- a wait in slices asks the OS once whether the datagram came -----
+
+        /// <summary>
+        /// A receive that waits in slices (Windows' only shape; forced elsewhere) asks the OS whether a datagram came once per
+        /// wait: the slice's poll that says readable is the question, and the receive after it asks nothing more
+        /// (<see cref="OsSocketCalls.ReceiveAfterReadiness"/>: on Windows the overlapped WSARecvFrom without WSAPoll, where a plain
+        /// receive checks with WSAPoll first). Counted through the OS seam for the one-call receive and for the batch's
+        /// slot-by-slot calls: before, the receive after the wait was a plain one, a second WSAPoll on Windows.
+        /// </summary>
+        [Theory]
+        [InlineData(false)]
+        [InlineData(true)]
+        public void AReceiveThatWaitedInSlicesAsksForReadinessOnce(bool batch)
+        {
+            if (!Paths.TryForce(DatagramPath.Native)) return;
+            using var pair = new Loopback(Family.IPv4, 5000);
+            using var slots = new DatagramBatch(8, 1500, DatagramBatchMode.SingleCalls);
+            using var calls = CountedReceives.Install();
+            Assert.True(Use(false, calls));
+            using (SendLater(pair, new byte[] { 6, 6, 6 }))
+            {
+                if (batch) Assert.Equal(1, slots.Receive(pair.Server, 5000));
+                else Assert.Equal(3, pair.Server.ReceiveFrom_NonAlloc(new byte[1500], 0, 1500, SocketFlags.None, new IPEndPointNonAlloc(IPAddress.Any, 0)));
+            }
+            Assert.True(calls.Polls >= 1, calls.Counts);
+            // The try that found nothing (a WSAPoll on Windows), the wait's polls, then the receive without a question of its
+            // own; a batch then tries its next slot, which finds the queue empty.
+            Assert.Equal(1, calls.AfterReadiness);
+            Assert.Equal(batch ? 3 : 2, calls.NonWaiting);
+            Assert.Equal(0, calls.Waiting);
+        }
+
         // ----- the coalesced batch's wait without a limit -----
 
         /// <summary>
@@ -614,6 +648,19 @@ namespace WhereAllocation.Tests
                 return Os.Receive(socket, payload, size, peek, address, addressLength, out error);
             }
 
+            /// <summary>Counted among the non-waiting receives, and apart: a receive right after a wait said readable, which asks no readiness of its own.</summary>
+            internal override long ReceiveAfterReadiness(IntPtr socket, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+            {
+                Interlocked.Increment(ref _nonWaiting);
+                Interlocked.Increment(ref _afterReadiness);
+                return Os.ReceiveAfterReadiness(socket, payload, size, peek, address, addressLength, out error);
+            }
+
+            private int _afterReadiness;
+
+            /// <summary>Receives made right after a wait said readable (<see cref="OsSocketCalls.ReceiveAfterReadiness"/>), among <see cref="NonWaiting"/>.</summary>
+            public int AfterReadiness => Volatile.Read(ref _afterReadiness);
+
             internal override int Poll(IntPtr socket, bool forWrite, int timeoutMilliseconds, out bool hungUp, out SocketError error)
             {
                 Interlocked.Increment(ref _polls);
@@ -661,6 +708,7 @@ namespace WhereAllocation.Tests
                 Volatile.Write(ref _nonWaiting, 0);
                 Volatile.Write(ref _polls, 0);
                 Volatile.Write(ref _timeoutReads, 0);
+                Volatile.Write(ref _afterReadiness, 0);
             }
         }
     }
