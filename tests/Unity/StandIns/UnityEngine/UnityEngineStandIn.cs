@@ -1,7 +1,7 @@
 // A stand-in for UnityEngine.dll, compiled as an assembly of its own named UnityEngine: the few UnityEngine types the
 // package's samples (src/WhereAllocation/Samples~) use, and the one the library's NuGet build asks for at run time
 // (Application.platform), declared with the shapes of Unity's scripting reference, so that CI compiles each of the
-// package's assemblies against it as Unity compiles them (scripts/unity-builds.sh, tests/UnitySamples) on a machine
+// package's assemblies against it as Unity compiles them (scripts/unity-builds.sh, tests/Unity/Samples) on a machine
 // without Unity. In Unity these types live in UnityEngine.CoreModule.dll, which UnityEngine.dll forwards to. Behaviour
 // is not modelled, except Application.platform, which answers what a check asks it to (see there).
 using System;
