@@ -5,9 +5,10 @@ namespace WhereAllocation.Tests
 {
     /// <summary>
     /// Which runtime runs the suite: the same sources run on CoreCLR (xunit), on Mono (the suite runner) and
-    /// on the win-x64 runtime under Wine (the suite runner, scripts/wine-tests.sh).
+    /// on the win-x64 runtime under Wine (the suite runner, scripts/wine-tests.sh). Shared by both packages' suites
+    /// (tests/Shared): each suite says which build of its package it runs against (<see cref="LibraryUnderTest"/>).
     /// </summary>
-    public static class Runtime
+    public static partial class Runtime
     {
         public static readonly bool IsMono = Type.GetType("Mono.Runtime") != null;
 
@@ -26,15 +27,18 @@ namespace WhereAllocation.Tests
 
         /// <summary>
         /// True when the suite runs without a JIT (Mono's full AOT, IL2CPP's stand-in): set by the suite's own runner from its
-        /// <c>--aot-only</c> option (scripts/full-aot.sh), the one place that knows.
+        /// <c>--aot-only</c> option (scripts/no-jit.sh), the one place that knows.
         /// </summary>
         public static bool CodeMadeAtRunTimeRefused { get; set; }
 
         public static string Describe()
         {
             return (IsMono ? "Mono" : "CoreCLR") + " (" + RuntimeInformation.FrameworkDescription + ", " + RuntimeInformation.OSDescription + (IsWine ? ", under Wine" : "")
-                + ", the library's " + (LibraryBuild.IsNetStandard ? "netstandard2.1" : "net8.0") + " build" + (LibraryBuild.CompiledWithUnityDefines ? " with Unity's defines" : "") + ")";
+                + ", " + LibraryUnderTest() + ")";
         }
+
+        /// <summary>The build of the package under test, in words ("the library's net8.0 build"): each suite writes its own.</summary>
+        private static partial string LibraryUnderTest();
 
         private static IntPtr WineVersionExport()
         {

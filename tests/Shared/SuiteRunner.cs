@@ -34,7 +34,7 @@ namespace WhereAllocation.Tests.Runner
     /// Without options every test runs; substrings keep the tests whose name contains one of them. <c>--aot-only</c>
     /// is for a runtime that refuses code made at run time (Mono's <c>--full-aot</c>, as IL2CPP): the compiled
     /// expressions below are such code, so tests are called through <c>MethodInfo.Invoke</c> instead, whose
-    /// call stubs are compiled ahead of time (scripts/full-aot.sh).
+    /// call stubs are compiled ahead of time (scripts/no-jit.sh).
     /// Prints <c>  ok   Name [ms]</c> or <c>  FAIL Name</c> and the error per test, then
     /// <c>host: N passed, N failed</c> (host = mono, windows or coreclr). A test that runs longer than the
     /// time limit fails with "timed out after N s"; the process then prints its summary (tests not run count
