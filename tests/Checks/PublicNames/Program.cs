@@ -1,7 +1,9 @@
 using System;
 using System.Collections.Generic;
+using System.IO;
 using System.Linq;
 using System.Reflection;
+using System.Runtime.Loader;
 
 // Every public type name says what it is without its neighbour: no two public types of the two packages whose names
 // differ only by a trailing "s" or by one letter (one inserted, removed or changed), which read as the same word.
@@ -24,7 +26,8 @@ Check(planted.SequenceEqual(new[] { "DatagramPath ~ DatagramPaths", "DatagramSha
 var names = new List<string>();
 foreach (string path in args)
 {
-    Assembly assembly = Assembly.LoadFrom(path);
+    // A context of its own for each file: both frameworks' builds of one package carry the same assembly name.
+    Assembly assembly = new AssemblyLoadContext(path).LoadFromAssemblyPath(Path.GetFullPath(path));
     Type[] exported = assembly.GetExportedTypes();
     Check(exported.Length > 0, assembly.GetName().Name + ": " + exported.Length + " public types");
     names.AddRange(exported.Select(Plain));
