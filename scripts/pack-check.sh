@@ -62,6 +62,9 @@ in_alone() {
   (cd "$dir" && "$@") >"$dir.test.txt" 2>&1; rc=$?
   grep -E "^(Passed|Failed)!|^ +(Passed|Failed): +[0-9]+|passed, [0-9]+ failed" "$dir.test.txt" | tail -3 | sed 's/^/  /'
   check $rc "$id alone: its suite builds and passes ($*)"; show $rc "$dir.test.txt"
+  # MSBuild only warns of a reference to a project the copy lacks (MSB9008), and NuGet of one it cannot restore.
+  warned=$(grep -hoE "warning (MSB|NU)[0-9]+:[^[]*" "$dir.pack.txt" "$dir.test.txt" | sort -u)
+  [ -z "$warned" ]; check $? "$id alone: its builds name nothing the copy lacks (no MSBuild or NuGet warning)${warned:+: $warned}"
   # Deterministic: a clean rebuild (same paths, CI mode) gives the same bytes as the packed assemblies.
   mkdir -p "$dir.packed"
   (cd "$dir.packed" && unzip -q "$feed/$id.$version.nupkg" 'lib/*' 2>/dev/null)
