@@ -2,7 +2,7 @@
 # CONTRIBUTING.md's commands for one class, run as written there: the CoreCLR one (dotnet test with its filter) must run
 # exactly the tests of the class it names, at least one, all passing; the Mono one (scripts/mono-tests.sh -class ...)
 # the same number. And each runner given a filter that matches nothing must fail: dotnet test, scripts/mono-tests.sh,
-# and the project's own runner (tests/Runner/SuiteRunner.cs, on Mono). Ends with one "N passed, N failed" line.
+# and the project's own runner (tests/Shared/SuiteRunner.cs, on Mono). Ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 passed=0; failed=0

@@ -6,7 +6,7 @@
 #   scripts/ensure-tools.sh test   (the default) what ./test.sh needs: the demo's tools, plus valgrind (the native leak
 #                                  check and the receive's instruction budget) and Wine (the suite on the win-x64
 #                                  runtime: Debian's "wine" package gives the wine command, "wine64" the 64-bit loader),
-#                                  and for the full-AOT stage (scripts/full-aot.sh) monodis, mcs and the assembler and
+#                                  and for the no-JIT stage (scripts/no-jit.sh) monodis, mcs and the assembler and
 #                                  linker Mono's AOT compiler runs (mono-complete and gcc bring them; checked by name)
 # The .NET 10 SDK is not installed here: it is the one prerequisite. Needs root for apt-get; does nothing when all is there.
 set -euo pipefail

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Proof that the packages install and run the way docs/INSTALL.md and the README tell users:
-#  - scripts/pack.sh builds the NuGet package, its symbols and the Unity tarball; the .nupkg holds both frameworks,
-#    XML docs, README (no repository-relative link), LICENSE, icon, link.xml, an SPDX licence expression and the version
-#    from Directory.Build.props; a clean rebuild gives the same assembly bytes;
+#  - each package stands alone: in a copy of the tree's tracked files without the other package's folders (its package
+#    folder, its API files, its suites), the package builds, its suite passes (the memory package's whole suite, the
+#    sockets package's CONTRIBUTING class, on CoreCLR) and scripts/pack.sh packs it; a clean rebuild there gives the same
+#    assembly bytes, and the package folder holds only tracked files after it. Those packs are the ones checked below;
+#  - the NuGet package, its symbols and the Unity tarball: the .nupkg holds both frameworks, XML docs, README (no
+#    repository-relative link), LICENSE, icon, link.xml, an SPDX licence expression and the version from
+#    Directory.Build.props;
 #  - the README's C# blocks compile, and its example runs in fresh consumer projects outside the tree that restore the
 #    package through the README's project-local nuget.config: net10.0 on CoreCLR, and on Mono a fresh
 #    `dotnet new console` whose project file is docs/INSTALL.md's whole netstandard2.1 .csproj; INSTALL.md's SDK-less
@@ -13,6 +17,8 @@
 #  - the memory package (src/WhereAllocation.Memory) the same way: its .nupkg (both frameworks, XML docs, README with no
 #    relative link, LICENSE, deterministic), its README's C# blocks compiled against it alone, its tarball (tracked files,
 #    .meta files, package.json); and the sockets package's NuGet package names no dependency on it;
+#  - the two packages together: their public type names, none one letter from another (tests/Checks/PublicNames), and
+#    the one internal file both carry, the same in both but for its namespace;
 #  - after those builds the package folders hold only tracked files (no bin/, obj/ or other build output).
 # Ends with one "N passed, N failed" line.
 set -uo pipefail
@@ -25,10 +31,57 @@ check() { if [ "$1" = 0 ]; then passed=$((passed + 1)); echo "  ok   $2"; else f
 show() { [ "$1" = 0 ] || tail -30 "$2"; }
 
 package=src/WhereAllocation
+mpackage=src/WhereAllocation.Memory
 version=$(sed -nE 's:.*<VersionPrefix>([^<]+)</VersionPrefix>.*:\1:p' Directory.Build.props)
 feed=$work/feed
-bash scripts/pack.sh --out "$feed" >"$work/pack.txt" 2>&1; rc=$?
-check $rc "scripts/pack.sh"; show $rc "$work/pack.txt"
+
+# The folders that are each package's own: its package folder, its declared API, its suites.
+sockets_folders=(src/WhereAllocation api/WhereAllocation tests/WhereAllocation.Tests tests/WhereAllocation.Tests.Mono
+                 tests/WhereAllocation.Tests.Boehm tests/WhereAllocation.Tests.Windows tests/Unity/CoreClr/Player tests/Unity/CoreClr/Editor)
+memory_folders=(src/WhereAllocation.Memory api/WhereAllocation.Memory tests/Memory tests/Unity/CoreClr/Memory)
+# alone <name> <folders to leave out...>: a copy of the tree's tracked files as they are now (a git repository of one
+# commit, dated as HEAD, as pack.sh needs one) without those folders, in $work/alone-<name>. Prints its path.
+alone() {
+  local dir=$work/alone-$1; shift
+  mkdir -p "$dir"
+  git ls-files -z | while IFS= read -r -d '' file; do
+    [ -f "$file" ] && mkdir -p "$dir/$(dirname "$file")" && cp -p "$file" "$dir/$file"
+  done
+  (cd "$dir" && rm -rf "$@" && git init -q && git add -A \
+     && GIT_AUTHOR_DATE=$(git -C "$root" log -1 --format=%cI) GIT_COMMITTER_DATE=$(git -C "$root" log -1 --format=%cI) \
+        git -c user.name=pack-check -c user.email=pack-check@localhost commit -q -m "alone") >/dev/null 2>&1 || return 1
+  echo "$dir"
+}
+# in_alone <dir> <package folder> <NuGet id> <suite command...>: builds, tests, packs and rebuilds the package in the copy.
+in_alone() {
+  local dir=$1 folder=$2 id=$3 rc tfm; shift 3
+  echo "== $id alone ($(cd "$dir" && ls -d src/* | tr '\n' ' ')in the copy)"
+  (cd "$dir" && bash scripts/pack.sh --out "$feed") >"$dir.pack.txt" 2>&1; rc=$?
+  check $rc "$id alone: scripts/pack.sh builds and packs it"; show $rc "$dir.pack.txt"
+  grep -q "not packed" "$dir.pack.txt"; check $? "$id alone: pack.sh packs it and says the other package is not in the tree ($(grep "not packed" "$dir.pack.txt"))"
+  (cd "$dir" && "$@") >"$dir.test.txt" 2>&1; rc=$?
+  grep -E "^(Passed|Failed)!|^ +(Passed|Failed): +[0-9]+|passed, [0-9]+ failed" "$dir.test.txt" | tail -3 | sed 's/^/  /'
+  check $rc "$id alone: its suite builds and passes ($*)"; show $rc "$dir.test.txt"
+  # MSBuild only warns of a reference to a project the copy lacks (MSB9008), and NuGet of one it cannot restore.
+  warned=$(grep -hoE "warning (MSB|NU)[0-9]+:[^[]*" "$dir.pack.txt" "$dir.test.txt" | sort -u)
+  [ -z "$warned" ]; check $? "$id alone: its builds name nothing the copy lacks (no MSBuild or NuGet warning)${warned:+: $warned}"
+  # Deterministic: a clean rebuild (same paths, CI mode) gives the same bytes as the packed assemblies.
+  mkdir -p "$dir.packed"
+  (cd "$dir.packed" && unzip -q "$feed/$id.$version.nupkg" 'lib/*' 2>/dev/null)
+  (cd "$dir" && dotnet build "$folder" -c Release -nologo -v quiet --no-incremental -p:ContinuousIntegrationBuild=true) >"$dir.rebuild.txt" 2>&1
+  for tfm in netstandard2.1 net8.0; do
+    cmp -s "$dir.packed/lib/$tfm/$id.dll" "$dir/artifacts/bin/$id/Release/$tfm/$id.dll"
+    check $? "$id alone, deterministic: the rebuilt $tfm assembly is byte-identical to the packed one"
+  done
+  extra=$(cd "$dir" && git status --porcelain --ignored --untracked-files=all -- "$folder" | grep -E '^(\?\?|!!)' || true)
+  [ -z "$extra" ]; check $? "$id alone: no untracked or ignored file in $folder after its builds (stays importable from disk)"
+  [ -z "$extra" ] || head -5 <<<"$extra"
+}
+sockets_alone=$(alone sockets "${memory_folders[@]}"); check $? "a copy of the tree without the memory package's folders (${memory_folders[*]})"
+memory_alone=$(alone memory "${sockets_folders[@]}"); check $? "a copy of the tree without the sockets package's folders (${sockets_folders[*]})"
+in_alone "$sockets_alone" $package WhereAllocation \
+  dotnet test tests/WhereAllocation.Tests -c Release --filter "FullyQualifiedName~WhereAllocation.Tests.AllocationTests." --logger "console;verbosity=minimal"
+in_alone "$memory_alone" $mpackage WhereAllocation.Memory bash scripts/memory-tests.sh coreclr
 nupkg=$feed/WhereAllocation.$version.nupkg
 tgz=$feed/com.where-allocation.core-$version.tgz
 for f in "$nupkg" "$feed/WhereAllocation.$version.snupkg" "$tgz"; do [ -s "$f" ]; check $? "artifact $(basename "$f") (version $version from Directory.Build.props)"; done
@@ -49,15 +102,6 @@ grep -q "where-allocation contributors" <<<"$(unzip -p "$nupkg" LICENSE 2>/dev/n
 symbols=$(unzip -Z1 "$feed/WhereAllocation.$version.snupkg" 2>/dev/null)
 grep -qx 'lib/net8.0/WhereAllocation.pdb' <<<"$symbols" && grep -qx 'lib/netstandard2.1/WhereAllocation.pdb' <<<"$symbols"
 check $? "symbols package holds the PDBs of both frameworks"
-
-# Deterministic: a clean rebuild (same paths, CI mode) gives the same bytes as the packed assemblies.
-mkdir -p "$work/packed"
-(cd "$work/packed" && unzip -q "$nupkg" 'lib/*' 2>/dev/null)
-dotnet build $package -c Release -nologo -v quiet --no-incremental -p:ContinuousIntegrationBuild=true >"$work/rebuild.txt" 2>&1
-for tfm in netstandard2.1 net8.0; do
-  cmp -s "$work/packed/lib/$tfm/WhereAllocation.dll" "artifacts/bin/WhereAllocation/Release/$tfm/WhereAllocation.dll"
-  check $? "deterministic: rebuilt $tfm assembly is byte-identical to the packed one"
-done
 
 echo "== README: its C# blocks compile; its example runs from the package on CoreCLR and Mono at 0 B"
 # The C# blocks of a markdown file, one file per block: block-1.cs, block-2.cs, ...
@@ -218,7 +262,6 @@ echo "== The memory package (src/WhereAllocation.Memory): NuGet package, README 
 # The one internal file both packages carry (so that neither depends on the other): the copies differ in their namespace only.
 sed 's/^namespace WhereAllocation.Memory$/namespace WhereAllocation/' src/WhereAllocation.Memory/DisposeGuard.cs | cmp -s - src/WhereAllocation/Sockets/Batch/DisposeGuard.cs
 check $? "the two packages' DisposeGuard.cs differ in their namespace only"
-mpackage=src/WhereAllocation.Memory
 mnupkg=$feed/WhereAllocation.Memory.$version.nupkg
 mtgz=$feed/com.where-allocation.memory-$version.tgz
 for f in "$mnupkg" "$feed/WhereAllocation.Memory.$version.snupkg" "$mtgz"; do [ -s "$f" ]; check $? "artifact $(basename "$f")"; done
@@ -229,13 +272,6 @@ for entry in README.md LICENSE icon.png lib/netstandard2.1/WhereAllocation.Memor
 done
 ! grep -qE '\]\((\.\.?/|[A-Za-z][^:)]*\))' <<<"$(unzip -p "$mnupkg" README.md 2>/dev/null)"; check $? "memory package readme has no relative link"
 ! grep -qi "WhereAllocation.Memory" <<<"$nuspec"; check $? "the sockets package's nuspec names no dependency on the memory package"
-mkdir -p "$work/packed-memory"
-(cd "$work/packed-memory" && unzip -q "$mnupkg" 'lib/*' 2>/dev/null)
-dotnet build $mpackage -c Release -nologo -v quiet --no-incremental -p:ContinuousIntegrationBuild=true >"$work/rebuild-memory.txt" 2>&1
-for tfm in netstandard2.1 net8.0; do
-  cmp -s "$work/packed-memory/lib/$tfm/WhereAllocation.Memory.dll" "artifacts/bin/WhereAllocation.Memory/Release/$tfm/WhereAllocation.Memory.dll"
-  check $? "deterministic: rebuilt $tfm memory assembly is byte-identical to the packed one"
-done
 mkdir -p "$work/memreadme"
 blocks $mpackage/README.md "$work/memreadme"
 n=$(ls "$work/memreadme" | wc -l); [ "$n" -ge 1 ]; check $? "memory README has $n C# block(s)"
@@ -269,10 +305,18 @@ check $? "the memory package's documentation link opens its README.md (no docume
 dotnet "$work/json/bin/Release/net10.0/json.dll" "$work/unity-memory/package" "$version" no-samples >"$work/json/mout.txt" 2>&1; rc=$?
 cat "$work/json/mout.txt"; check $rc "memory package.json fields valid"
 
-echo "== Unity samples compile as C# 9 against the library (tests/UnitySamples, with a stand-in of UnityEngine)"
-dotnet build tests/UnitySamples -c Release -nologo -v quiet >"$work/samples.txt" 2>&1; rc=$?
+echo "== The two packages together: their public type names (tests/Checks/PublicNames, on the packed assemblies)"
+mkdir -p "$work/names"
+(cd "$work/names" && unzip -q "$nupkg" 'lib/*' && unzip -q -o "$mnupkg" 'lib/*') 2>/dev/null
+dotnet build tests/Checks/PublicNames -c Release -nologo -v quiet >"$work/names.txt" 2>&1 \
+  && dotnet tests/Checks/PublicNames/bin/Release/net10.0/PublicNames.dll "$work"/names/lib/*/*.dll >>"$work/names.txt" 2>&1; rc=$?
+sed 's/^/  /' "$work/names.txt" | grep -E "ok|FAIL|error"
+check $rc "no two public types of the two packages (both frameworks) one letter apart, the check seen to flag planted names"
+
+echo "== Unity samples compile as C# 9 against the library (tests/Unity/Samples, with a stand-in of UnityEngine)"
+dotnet build tests/Unity/Samples -c Release -nologo -v quiet >"$work/samples.txt" 2>&1; rc=$?
 check $rc "src/WhereAllocation/Samples~ compiles (netstandard2.1, C# 9, nullable off, warnings as errors)"; show $rc "$work/samples.txt"
-dotnet build tests/UnitySamples -c Release -nologo -v quiet -p:Mirror90=true >"$work/samples90.txt" 2>&1; rc=$?
+dotnet build tests/Unity/Samples -c Release -nologo -v quiet -p:Mirror90=true >"$work/samples90.txt" 2>&1; rc=$?
 check $rc "the same with kcp2k's stand-in in the form Mirror 89.11 and later ship (-p:Mirror90=true: the stand-in's STANDIN_MIRROR_90)"; show $rc "$work/samples90.txt"
 
 echo "== The package folders after building: only tracked files"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the packages users install, into artifacts/ (or the folder given with --out), for each of the two packages,
-# the sockets package (src/WhereAllocation) and the memory package (src/WhereAllocation.Memory):
+# the sockets package (src/WhereAllocation) and the memory package (src/WhereAllocation.Memory), each one whose folder
+# this tree holds:
 #   WhereAllocation.<version>.nupkg and .snupkg          the NuGet packages and their symbols (deterministic, CI paths)
 #   WhereAllocation.Memory.<version>.nupkg and .snupkg
 #   com.where-allocation.core-<version>.tgz               the Unity packages, for "Add package from tarball": a top folder
@@ -46,5 +47,11 @@ pack_one() {
   echo "pack: $(cd "$out" && ls -1 "$id.$version.nupkg" "$id.$version.snupkg" "$unity-$version.tgz" | tr '\n' ' ')in $out"
 }
 pack_args=("$@")
-pack_one src/WhereAllocation WhereAllocation com.where-allocation.core
-pack_one src/WhereAllocation.Memory WhereAllocation.Memory com.where-allocation.memory
+# Each package present in this tree (scripts/pack-check.sh packs each in a copy of the tree without the other).
+packed=0
+for package in "src/WhereAllocation WhereAllocation com.where-allocation.core" "src/WhereAllocation.Memory WhereAllocation.Memory com.where-allocation.memory"; do
+  read -r folder id unity <<<"$package"
+  if [ -d "$folder" ]; then pack_one "$folder" "$id" "$unity"; packed=$((packed + 1))
+  else echo "pack: $folder is not in this tree: $id not packed"; fi
+done
+[ "$packed" -gt 0 ] || { echo "pack: no package folder in this tree" >&2; exit 1; }

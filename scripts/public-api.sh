@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Brings api/ (the public API files that Microsoft.CodeAnalysis.PublicApiAnalyzers checks each package against,
-# for each target framework, at compile time: api/ for the sockets package, api/Memory/ for the memory package) in
+# for each target framework, at compile time: api/WhereAllocation/ for the sockets package, api/WhereAllocation.Memory/ for the memory package) in
 # line with the source, after a deliberate change of a public surface: builds each package, then
-#   - adds each member the build reports as undeclared (RS0016) to PublicAPI.Unshipped.txt: api/ when both
-#     targets report it, api/<framework>/ when only one does;
+#   - adds each member the build reports as undeclared (RS0016) to PublicAPI.Unshipped.txt: the package's api/ folder
+#     when both targets report it, its <framework>/ folder when only one does;
 #   - takes each declared member the build no longer finds (RS0017) out of the Unshipped file that lists it, or,
 #     for a member of a released version (PublicAPI.Shipped.txt), marks it *REMOVED* in the Unshipped file.
 # Review the diff and commit it with the change. Without changes to make it says so and exits 0.
@@ -58,5 +58,5 @@ one() { # <project folder> <api folder>
       || { echo "public-api: the library still does not build; see: dotnet build $project -c Release" >&2; return 1; }
   fi
 }
-one src/WhereAllocation api
-one src/WhereAllocation.Memory api/Memory
+one src/WhereAllocation api/WhereAllocation
+one src/WhereAllocation.Memory api/WhereAllocation.Memory

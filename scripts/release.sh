@@ -2,9 +2,10 @@
 # Makes a release of both packages (the sockets package, src/WhereAllocation, and the memory package,
 # src/WhereAllocation.Memory) at the version in Directory.Build.props, the one place the version lives:
 #   1. checks that the tree is clean and that both CHANGELOGs have a "## <version> — unreleased" section;
-#   2. moves each package's declared public API from PublicAPI.Unshipped.txt into PublicAPI.Shipped.txt (api/ and
-#      api/Memory/, and their per-framework files; a "*REMOVED*" line takes its member out of the Shipped file), so that
-#      the analyzers treat every later change of that surface as a change of a released API;
+#   2. moves each package's declared public API from PublicAPI.Unshipped.txt into PublicAPI.Shipped.txt
+#      (api/WhereAllocation/ and api/WhereAllocation.Memory/, and their per-framework files; a "*REMOVED*" line takes
+#      its member out of the Shipped file), so that the analyzers treat every later change of that surface as a change
+#      of a released API;
 #   3. adds the Unity assembly definitions' GUIDs to api/UnityAsmdefGuids.Shipped.txt (scripts/unity-meta.sh --ship), which
 #      unity-meta.sh --check then holds every later version to (users reference an asmdef by its GUID);
 #   3b. dates both CHANGELOG sections (today, UTC) and copies CHANGELOG.md into the Unity package (scripts/unity-version.sh);
@@ -22,7 +23,7 @@ version=$(sed -nE 's:.*<VersionPrefix>([^<]+)</VersionPrefix>.*:\1:p' Directory.
 [ -n "$version" ] || { echo "release: no <VersionPrefix> in Directory.Build.props" >&2; exit 1; }
 today=$(date -u +%Y-%m-%d)
 changelogs=(CHANGELOG.md src/WhereAllocation.Memory/CHANGELOG.md)
-api_folders=(api api/Memory)
+api_folders=(api/WhereAllocation api/WhereAllocation.Memory)
 
 if [ -n "$(git status --porcelain)" ]; then
   echo "release: the tree has uncommitted changes; commit or stash them first" >&2

@@ -4,7 +4,7 @@
 # build target (UNITY_ANDROID, UNITY_STANDALONE_LINUX, ...; UNITY_EDITOR in the Editor; ENABLE_IL2CPP for IL2CPP); this
 # script does the same with the SDK's compiler. WHEREALLOCATION_CHECK_OS_UNKNOWN makes the build's run-time OS question
 # answer "unknown" for everything, as IL2CPP's RuntimeInformation does on Android, consoles and WebGL. Each build replaces
-# the library beside samples/TrimCheck, which then checks (see its header):
+# the library beside tests/Checks/TrimCheck, which then checks (see its header):
 #   android-il2cpp   the Linux calls chosen at compile time; native path, 0 B per receive, send, batch and await
 #   linux-il2cpp     the same for a Linux player
 #   linux-server-il2cpp   the same for a Linux dedicated server (UNITY_SERVER)
@@ -15,20 +15,20 @@
 #                    after DatagramPathSettings.Reset (the Editor assembly's Play Mode start) the next call reports once again
 #   webgl-il2cpp     WebGL with DatagramPathSettings.Force(DatagramPath.Managed) first: no exception, the cost printed
 #   unknown-il2cpp   a player Unity names with no define the library knows, the runtime answering "unknown": as ps5
-#   macos-il2cpp, ios-il2cpp   compiled only (their calls cannot run on Linux; trim-check.sh checks the iOS names)
+#   macos-il2cpp, ios-il2cpp   compiled only (their calls cannot run on Linux; no-jit.sh checks the iOS names)
 # Every run also checks that the Managed path never asks for SocketFlags.Truncated (Mono refuses it, as IL2CPP's socket
 # layer does) and still reports a cut datagram.
 #
-# Then the package compiled as Unity's editor compiles it (tests/UnityCompile, which says in detail what it models and
+# Then the package compiled as Unity's editor compiles it (tests/Unity/Compile, which says in detail what it models and
 # where each rule was read in Unity's C# reference source, Unity-Technologies/UnityCsReference): every .asmdef an
 # assembly of its own, compiled with C# 9 against stand-ins of UnityEngine.dll and UnityEditor.dll that are assemblies
-# of their own (tests/UnityStandIn), with only the references Unity's rules give it (EditorBuildRules.cs,
+# of their own (tests/Unity/StandIns), with only the references Unity's rules give it (EditorBuildRules.cs,
 # EditorCompilation.cs), the defines of the build target and the project's Scripting Define Symbols for that target's
 # NamedBuildTarget (a Dedicated Server: Server's list; NamedBuildTarget.cs), and the csc.rsp ResponseFileProvider.cs
 # finds (Editor/Mono/Scripting/Compilers/). The projects:
 #   - the user's project: both packages embedded under Packages/, the Echo sample imported where the Package Manager
 #     puts it (PackageManager.UI.Sample.importPath) with an older release's import left beside it, NuGet's
-#     System.Memory.dll among the plugins (tests/UnityStandIn/StraySystemMemory), a user's scripts with no .asmdef
+#     System.Memory.dll among the plugins (tests/Unity/StandIns/StraySystemMemory), a user's scripts with no .asmdef
 #     (Assets/Scripts: Assembly-CSharp; Assets/Editor: Assembly-CSharp-Editor); compiled for the editor and nine
 #     players (Android, iOS, Linux Dedicated Server, Linux, Windows Mono and IL2CPP, macOS, WebGL, PS5) at both API
 #     compatibility levels (.NET Standard 2.1: the netstandard.library.ref reference assemblies; ".NET Framework":
@@ -38,8 +38,8 @@
 #     whose own csc.rsp Unity 2021.3-6000.4 never find, and the user's Assets/csc.rsp saying -warnaserror, which they
 #     get instead; compiled as Unity compiles (warnings are errors only by that csc.rsp); the linker callback must find
 #     link.xml in the cache (FileUtil.GetPhysicalPath, modelled in the UnityEditor stand-in);
-#   - Mirror projects: stand-ins of Mirror's Transport and KcpTransport (tests/MirrorStandIn) and of its kcp2k
-#     (tests/Kcp2kStandIn), in Mirror 89.7's or 90's surface; the kcp2k sample imported; the user's transport taken from
+#   - Mirror projects: stand-ins of Mirror's Transport and KcpTransport (tests/Unity/StandIns/Mirror) and of its kcp2k
+#     (tests/Unity/StandIns/Kcp2k), in Mirror 89.7's or 90's surface; the kcp2k sample imported; the user's transport taken from
 #     the sample's README (Assembly-CSharp); the Standalone and Android lists holding Mirror's symbols as its
 #     PreprocessorDefine.cs writes them (MirrorNetworking/Mirror: releases 89.x, 90-92, 96, and a projected next
 #     rotation), the Server and WebGL lists none, as Mirror leaves them. Compiled for the Dedicated Server, Linux,
@@ -51,7 +51,7 @@
 # found in every install); a user's asmdef referencing the package by its released GUID survives a renamed .asmdef.
 #
 # Last, the NuGet package's netstandard2.1 assembly (compiled without Unity's defines) beside the UnityEngine stand-in,
-# whose Application.platform answers what the check sets, run by samples/TrimCheck on Mono: Android takes the Linux
+# whose Application.platform answers what the check sets, run by tests/Checks/TrimCheck on Mono: Android takes the Linux
 # calls (native path, 0 B), iOS and a console refuse loudly once (iOS naming the Unity package as the fix), the
 # Editor and a process without Unity take the runtime's answer. Ends with one "N passed, N failed" line.
 set -uo pipefail
@@ -86,8 +86,8 @@ unknown_os="WHEREALLOCATION_CHECK_OS_UNKNOWN"
 mkdir -p "$work/plain" "$work/app"
 compile "$work/plain/WhereAllocation.dll" library "$unity" "${library[@]}" >"$work/plain.txt" 2>&1
 status=$?; [ $status = 0 ] || cat "$work/plain.txt"; check $status "the library compiles with Unity's common defines only"
-compile "$work/app/TrimCheck.dll" exe "" -reference:"$work/plain/WhereAllocation.dll" samples/TrimCheck/Program.cs >"$work/app.txt" 2>&1
-status=$?; [ $status = 0 ] || cat "$work/app.txt"; check $status "samples/TrimCheck compiles against it"
+compile "$work/app/TrimCheck.dll" exe "" -reference:"$work/plain/WhereAllocation.dll" tests/Checks/TrimCheck/Program.cs >"$work/app.txt" 2>&1
+status=$?; [ $status = 0 ] || cat "$work/app.txt"; check $status "tests/Checks/TrimCheck compiles against it"
 [ $status = 0 ] || finish
 
 target() { # <name> <defines> [TrimCheck arguments...]; "compile-only" as the first argument: no run
@@ -127,17 +127,17 @@ echo "== The package compiled as Unity's editor compiles it: each .asmdef an ass
 # The stand-ins of Unity's assemblies, each a DLL of its own as in Unity: UnityEngine, and UnityEditor referencing it.
 mkdir -p "$work/unity"
 dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:library -langversion:9 -deterministic -nowarn:1701,1702 "${references[@]}" \
-  tests/UnityStandIn/UnityEngine/UnityEngineStandIn.cs -out:"$work/unity/UnityEngine.dll" >"$work/standin.txt" 2>&1 \
+  tests/Unity/StandIns/UnityEngine/UnityEngineStandIn.cs -out:"$work/unity/UnityEngine.dll" >"$work/standin.txt" 2>&1 \
 && dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:library -langversion:9 -deterministic -nowarn:1701,1702 "${references[@]}" \
-  -reference:"$work/unity/UnityEngine.dll" tests/UnityStandIn/UnityEditor/UnityEditorStandIn.cs -out:"$work/unity/UnityEditor.dll" >>"$work/standin.txt" 2>&1
+  -reference:"$work/unity/UnityEngine.dll" tests/Unity/StandIns/UnityEditor/UnityEditorStandIn.cs -out:"$work/unity/UnityEditor.dll" >>"$work/standin.txt" 2>&1
 status=$?; [ $status = 0 ] || cat "$work/standin.txt"
 check $status "the stand-ins compile as assemblies of their own: UnityEngine.dll, and UnityEditor.dll referencing it"
 framework=/usr/lib/mono/4.5
 [ -f "$framework/mscorlib.dll" ] && [ -f "$framework/Facades/netstandard.dll" ]
 check $? "Mono's 4.x profile found ($framework and its Facades, netstandard.dll among them): the stand-in of Unity's .NET Framework level"
-dotnet build tests/UnityCompile -c Release -nologo -v quiet -o "$work/tool" >"$work/tool.txt" 2>&1
+dotnet build tests/Unity/Compile -c Release -nologo -v quiet -o "$work/tool" >"$work/tool.txt" 2>&1
 status=$?; [ $status = 0 ] || cat "$work/tool.txt"
-check $status "tests/UnityCompile builds (the compilation that follows Unity's assembly rules)"
+check $status "tests/Unity/Compile builds (the compilation that follows Unity's assembly rules)"
 [ "$failed" -eq 0 ] || finish
 tool() { dotnet "$work/tool/UnityCompile.dll" "$@"; }
 unity_compile() { # <project> <target> <api> <out> [as-unity]: prints the tool's lines; its status. Warnings are errors
@@ -181,10 +181,10 @@ embed() { # <package folder> <Packages/name>
      [ -f "$f" ] && mkdir -p "$2/$(dirname "$f")" && cp "$f" "$2/$f"; done)
 }
 # A System.Memory.dll as NuGetForUnity and older SDKs leave in Assets/Plugins: NuGet's System.Memory 4.5.x, whose own
-# Span<T>, MemoryExtensions.AsSpan and MemoryMarshal sit beside .NET Standard 2.1's (tests/UnityStandIn/StraySystemMemory).
+# Span<T>, MemoryExtensions.AsSpan and MemoryMarshal sit beside .NET Standard 2.1's (tests/Unity/StandIns/StraySystemMemory).
 mkdir -p "$work/stray"
 dotnet "$csc" -shared -nologo -noconfig -nostdlib -target:library -langversion:9 -nowarn:0436,1701,1702 "${references[@]}" \
-  tests/UnityStandIn/StraySystemMemory/SystemMemoryStandIn.cs -out:"$work/stray/System.Memory.dll" >"$work/stray.txt" 2>&1
+  tests/Unity/StandIns/StraySystemMemory/SystemMemoryStandIn.cs -out:"$work/stray/System.Memory.dll" >"$work/stray.txt" 2>&1
 status=$?; [ $status = 0 ] || cat "$work/stray.txt"
 check $status "a stray System.Memory.dll as NuGet's 4.5.x has it (Span<T>, MemoryExtensions, MemoryMarshal) builds (the planted plugin)"
 
@@ -308,7 +308,7 @@ sed 's/^/  /' "$work/linker-cached.txt"
 grep -q "returned .*/Library/PackageCache/$sockets_name@[0-9a-f]*/link.xml (exists)" "$work/linker-cached.txt"
 check $(( status || $? )) "cached install: the linker callback returns the package's link.xml where the package really is (FileUtil.GetPhysicalPath)"
 
-echo "== The kcp2k sample where Mirror is: stand-ins of Mirror (tests/MirrorStandIn) and its kcp2k (tests/Kcp2kStandIn),"
+echo "== The kcp2k sample where Mirror is: stand-ins of Mirror (tests/Unity/StandIns/Mirror) and its kcp2k (tests/Unity/StandIns/Kcp2k),"
 echo "   the project's define symbols per build target as Mirror writes them, the user's transport from the sample's README"
 # Mirror's editor script adds its MIRROR_* symbols to the list of EditorUserBuildSettings.selectedBuildTargetGroup, through
 # NamedBuildTarget.FromBuildTargetGroup (Assets/Mirror/CompilerSymbols/PreprocessorDefine.cs): for a Dedicated Server
@@ -333,8 +333,8 @@ with_mirror() { # <project> <89.7|90>: Mirror's core, its transports and its kcp
   # surface of that version (a csc.rsp beside each stand-in's .asmdef fixes it, as the installed Mirror fixes its code)
   local m=$1/Assets/Mirror
   mkdir -p "$m/Core" "$m/Transports/KCP/kcp2k"
-  cp tests/MirrorStandIn/Core/* "$m/Core/"; cp tests/MirrorStandIn/Transports/* "$m/Transports/"
-  cp tests/Kcp2kStandIn/kcp2k.asmdef tests/Kcp2kStandIn/kcp2k.asmdef.meta tests/Kcp2kStandIn/Kcp2kStandIn.cs "$m/Transports/KCP/kcp2k/"
+  cp tests/Unity/StandIns/Mirror/Core/* "$m/Core/"; cp tests/Unity/StandIns/Mirror/Transports/* "$m/Transports/"
+  cp tests/Unity/StandIns/Kcp2k/kcp2k.asmdef tests/Unity/StandIns/Kcp2k/kcp2k.asmdef.meta tests/Unity/StandIns/Kcp2k/Kcp2kStandIn.cs "$m/Transports/KCP/kcp2k/"
   [ "$2" = 90 ] && for f in "$m/Core" "$m/Transports" "$m/Transports/KCP/kcp2k"; do printf -- '-define:STANDIN_MIRROR_90\n' >"$f/csc.rsp"; done
   return 0
 }

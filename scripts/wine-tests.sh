@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The suite on the library's Windows (Winsock) branch: tests/WhereAllocation.Tests.Windows published
-# self-contained for win-x64 and run under Wine, one fresh Wine process per test class. A process that
+# A suite on the win-x64 runtime under Wine: the sockets suite (tests/WhereAllocation.Tests.Windows, the library's
+# Windows (Winsock) branch), or with "memory" as the argument the memory package's suite (tests/Memory), published
+# self-contained for win-x64 and run on the suites' own runner, one fresh Wine process per test class. A process that
 # ends without its summary line (a crash, or the outer time limit) is run once more; every such retry is
 # printed and counted. A test that outlives the runner's per-test limit fails, its process stops, and the
 # class goes on in a new process after it. Classes run two at a time (Wine's socket calls mostly wait, so
@@ -11,19 +12,27 @@
 #                         WINE_CLASS_TIME_LIMIT seconds per Wine process (default 600)
 #                         WINE_TEST_JOBS        classes run at once (default 2)
 #                         WINE_TEST_CLASSES     only these classes (full names, space-separated)
-#                         WINE_TESTS_DIR        where the build and the Wine prefix go (default artifacts/wine)
+#                         WINE_TESTS_DIR        where the builds and the Wine prefix go (default artifacts/wine; the
+#                                               memory suite's build and logs in its memory/ folder, one prefix for both)
+# Usage: scripts/wine-tests.sh [sockets|memory]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
+suite=${1:-sockets}
 time_limit=${WINE_TEST_TIME_LIMIT:-180}
 class_limit=${WINE_CLASS_TIME_LIMIT:-600}
 jobs=${WINE_TEST_JOBS:-2}
 dir=${WINE_TESTS_DIR:-$repo/artifacts/wine}
-bin=$dir/bin
-exe=$bin/WhereAllocation.Tests.exe
-logs=$dir/logs
 # A prefix of this checkout's own: its wineserver is started and stopped here without touching anyone else's.
 export WINEPREFIX=$dir/prefix
+case "$suite" in
+  sockets) project=tests/WhereAllocation.Tests.Windows; exe=WhereAllocation.Tests.exe ;;
+  memory) project=tests/Memory; exe=WhereAllocation.Memory.Tests.exe; dir=$dir/memory ;;
+  *) echo "usage: $0 [sockets|memory]" >&2; exit 2 ;;
+esac
+bin=$dir/bin
+exe=$bin/$exe
+logs=$dir/logs
 # shellcheck source=scripts/wine-prefix.sh
 . scripts/wine-prefix.sh
 
@@ -37,8 +46,8 @@ command -v wine >/dev/null 2>&1 || fail_setup "wine is not installed (apt-get in
 mkdir -p "$dir" "$logs"
 rm -f "$logs"/*
 
-echo "wine-tests: publishing tests/WhereAllocation.Tests.Windows for win-x64 (self-contained)"
-if ! dotnet publish tests/WhereAllocation.Tests.Windows -c Release -r win-x64 --self-contained -o "$bin" -nologo -v quiet >"$logs/publish.txt" 2>&1; then
+echo "wine-tests: publishing $project for win-x64 (self-contained)"
+if ! dotnet publish "$project" -c Release -r win-x64 --self-contained -o "$bin" -nologo -v quiet >"$logs/publish.txt" 2>&1; then
   cat "$logs/publish.txt"
   fail_setup "publish failed"
 fi
@@ -178,7 +187,7 @@ for class in "${classes[@]}"; do
   echo "class $class: $p passed, $f failed in $secs s"
 done
 
-echo "wine-tests: ${#classes[@]} classes in $(( $(date +%s) - start )) s (Wine $(wine --version 2>/dev/null))"
+echo "wine-tests ($suite): ${#classes[@]} classes in $(( $(date +%s) - start )) s (Wine $(wine --version 2>/dev/null))"
 echo "resumed after a timed-out test: $resumed"
 echo "retried: $retried"
 echo "$passed passed, $failed failed"

@@ -5,16 +5,16 @@ using System.Threading;
 namespace WhereAllocation.Memory
 {
     /// <summary>
-    /// A thread-safe pool of small arenas for the short-lived parameters of native calls (sockaddr
-    /// buffers, iovec arrays, message headers). Rent an arena, allocate from it several times (4096-byte
+    /// A thread-safe pool of small arenas for the short-lived parameters of native calls (a struct the call
+    /// fills, an array of buffer descriptors, a string converted for it). Rent an arena, allocate from it several times (4096-byte
     /// pages; extra pages are allocated as needed and freed at return, beyond a few spare 4096-byte pages an
     /// arena keeps, see <see cref="DefaultSparePagesPerArena"/>), return it and everything it handed out is
     /// released at once:
     /// <code>
     /// using (ArenaLease arena = ArenaPool.Shared.Rent())
     /// {
-    ///     byte* address = (byte*)arena.Allocate(128, 8);
-    ///     Span&lt;IoVec&gt; vectors = arena.AllocateSpan&lt;IoVec&gt;(16);
+    ///     byte* result = (byte*)arena.Allocate(128, 8);
+    ///     Span&lt;Buffer&gt; buffers = arena.AllocateSpan&lt;Buffer&gt;(16);
     ///     ...native call...
     /// } // returned here
     /// </code>

@@ -4,9 +4,6 @@ using Xunit;
 
 namespace WhereAllocation.Tests.Memory
 {
-    // The memory package's copy (the sockets package's, WhereAllocation.DisposeGuard, would be found first otherwise).
-    using DisposeGuard = WhereAllocation.Memory.DisposeGuard;
-
     /// <summary>
     /// The counter behind the allocators' and the batch's Dispose from any thread: who frees, and when. Each package carries
     /// its own copy of the file, so that neither depends on the other; the tests below run on the memory package's, and

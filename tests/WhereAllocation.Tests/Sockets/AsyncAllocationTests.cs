@@ -17,8 +17,8 @@ namespace WhereAllocation.Tests
     /// <para>With <see cref="DatagramContinuations.ThreadPool"/> the loop moves between pool threads, so only the whole
     /// process can be measured (GC.GetTotalAllocatedBytes; Mono 6.8 has no such counter). Inside the test host that count
     /// is never still: the host's own pool work allocates 80 to 600 bytes per 300 ms while a test sleeps (measured), so
-    /// the ThreadPool measurement runs in a process of its own: samples/AotCheck, on CoreCLR and as NativeAOT
-    /// (scripts/aot-check.sh). On Mono the runtime's pool allocates 48 B per hand-over, which is why IoThread is the
+    /// the ThreadPool measurement runs in a process of its own: tests/Checks/AotCheck, on CoreCLR and as NativeAOT
+    /// (scripts/no-jit.sh). On Mono the runtime's pool allocates 48 B per hand-over, which is why IoThread is the
     /// netstandard2.1 build's default; that the ThreadPool mode resumes on the pool is checked by AsyncDatagramSocketTests.</para>
     /// </remarks>
     public class AsyncAllocationTests : IDisposable

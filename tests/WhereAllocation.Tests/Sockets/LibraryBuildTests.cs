@@ -23,7 +23,7 @@ namespace WhereAllocation.Tests
         public void TheOsCallsWereChosenAsTheBuildWasCompiled()
         {
 #if LIBRARY_UNITY_DEFINES && !LIBRARY_UNITY_EDITOR
-            // tests/UnityCoreClr/Player: the library compiled with UNITY_STANDALONE_LINUX and without UNITY_EDITOR.
+            // tests/Unity/CoreClr/Player: the library compiled with UNITY_STANDALONE_LINUX and without UNITY_EDITOR.
             const string expected = "compiled for a Unity Linux player";
 #else
             const string expected = "from RuntimeInformation at run time";

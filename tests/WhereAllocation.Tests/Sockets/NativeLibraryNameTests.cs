@@ -9,7 +9,7 @@ namespace WhereAllocation.Tests
     /// <summary>
     /// The names the library's P/Invokes give their native libraries, as built for these runtimes (dynamic loaders):
     /// "libc" for every C library call, "ws2_32.dll" for Winsock and "kernel32.dll" for the Windows kernel calls beside it. The statically linked form ("__Internal", for
-    /// Unity's Apple mobile players) is compiled only for those players; scripts/trim-check.sh compiles it and checks it.
+    /// Unity's Apple mobile players) is compiled only for those players; scripts/no-jit.sh compiles it and checks it.
     /// </summary>
     public class NativeLibraryNameTests
     {

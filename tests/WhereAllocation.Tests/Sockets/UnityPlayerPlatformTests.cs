@@ -1,5 +1,5 @@
 // UnityPlayerPlatform is compiled only into the netstandard2.1 build made without Unity's defines (the NuGet package's):
-// Unity's own compile of the package (LIBRARY_UNITY_DEFINES, tests/UnityCoreClr) names the player at compile time instead.
+// Unity's own compile of the package (LIBRARY_UNITY_DEFINES, tests/Unity/CoreClr) names the player at compile time instead.
 #if LIBRARY_NETSTANDARD && !LIBRARY_UNITY_DEFINES
 using System;
 using System.Linq;

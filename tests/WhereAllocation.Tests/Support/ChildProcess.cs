@@ -8,7 +8,7 @@ namespace WhereAllocation.Tests
 {
     /// <summary>
     /// Runs one test in a new process of this same runtime (the test assembly's own entry point: the suite runner,
-    /// tests/Runner/SuiteRunner.cs), for a test whose failure could end its process: a library thread that dies of an
+    /// tests/Shared/SuiteRunner.cs), for a test whose failure could end its process: a library thread that dies of an
     /// exception ends the process on .NET and on Mono, and a suite that ended with it would report nothing after it. In the
     /// child the test runs as it would anywhere (<see cref="InChild"/> is true there); the parent asserts that the child ran
     /// it and passed, and shows the child's output when it did not (a crash included).

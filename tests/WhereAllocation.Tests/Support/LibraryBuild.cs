@@ -6,7 +6,7 @@ namespace WhereAllocation.Tests
     /// <summary>
     /// Which build of the library the suite runs against, read from the library assembly itself. The runtime does not say
     /// it: CoreCLR runs the net8.0 build in the CoreCLR and Wine stages and the netstandard2.1 build, compiled with Unity's
-    /// defines, in the Unity CoreCLR stage (tests/UnityCoreClr); Mono runs the netstandard2.1 build. What only the net8.0
+    /// defines, in the Unity CoreCLR stage (tests/Unity/CoreClr); Mono runs the netstandard2.1 build. What only the net8.0
     /// build has (the SocketAddress path, advice in exception messages) is asked of this, never of the runtime.
     /// </summary>
     public static class LibraryBuild
@@ -30,7 +30,7 @@ namespace WhereAllocation.Tests
 #endif
 
         /// <summary>
-        /// True when the test project compiled the library with a Unity target's defines (LIBRARY_UNITY_DEFINES: tests/UnityCoreClr),
+        /// True when the test project compiled the library with a Unity target's defines (LIBRARY_UNITY_DEFINES: tests/Unity/CoreClr),
         /// false for the builds the NuGet package ships.
         /// </summary>
         public const bool CompiledWithUnityDefines =
@@ -39,5 +39,12 @@ namespace WhereAllocation.Tests
 #else
             false;
 #endif
+    }
+
+    /// <summary>The sockets suite's part of <see cref="Runtime"/> (tests/Shared/Runtime.cs): the build of the library it runs against.</summary>
+    public static partial class Runtime
+    {
+        private static partial string LibraryUnderTest() =>
+            "the library's " + (LibraryBuild.IsNetStandard ? "netstandard2.1" : "net8.0") + " build" + (LibraryBuild.CompiledWithUnityDefines ? " with Unity's defines" : "");
     }
 }
