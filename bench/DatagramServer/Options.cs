@@ -11,6 +11,8 @@ namespace WhereAllocation.Bench.DatagramServer
         Drain,
         /// <summary>The sender runs at full speed while the receiver reads: the view under a saturating sender.</summary>
         Stream,
+        /// <summary>Drain mode over the sweep's rows: batch sizes and modes, count only, the one-call forms, each beside C doing the same work.</summary>
+        Sweep,
         /// <summary>The send half: one datagram per tick to each of N destinations, and bursts to one peer (Send/).</summary>
         Send,
         /// <summary>N distinct senders filling the queue, drained with a peer lookup per datagram (Scale/).</summary>
@@ -29,6 +31,9 @@ namespace WhereAllocation.Bench.DatagramServer
         public const int DefaultDrainRounds = 5;
         public const int DefaultSendScaleRounds = 9;
         public const int DefaultPingPongRounds = 3;
+        public const int DefaultSweepRounds = 21;
+        /// <summary>The sweep's slots, and wa-recv's buffer beside them: DatagramBatch's default slot size.</summary>
+        public const int DefaultSweepBuffer = 1500;
 
         public long Count { get; private set; }
         public int Size { get; private set; } = 64;
@@ -49,6 +54,7 @@ namespace WhereAllocation.Bench.DatagramServer
         public int TickFrames { get; private set; } = 20;
         public int TickClients { get; private set; } = 4;
         public int TickEntities { get; private set; } = 1000;
+        public List<int> BatchSizes { get; private set; } = new List<int> { 1, 8, 32, 64 };
         public List<int> ShardCounts { get; private set; } = DefaultShardCounts();
         public int ShardFills { get; private set; } = 4;
         public int ShardFill { get; private set; } = 6000;
@@ -61,6 +67,12 @@ namespace WhereAllocation.Bench.DatagramServer
         public bool ShowHelp { get; private set; }
         public bool CheckFormat { get; private set; }
         public FrameTimesOptions FrameTimes { get; } = new FrameTimesOptions();
+
+        /// <summary>True in the modes whose receivers drain prefilled queues (drain, sweep); false in stream mode.</summary>
+        public bool Drains => Mode == RunMode.Drain || Mode == RunMode.Sweep;
+
+        /// <summary>The mode column of the receive table's files: drain, stream or sweep.</summary>
+        public string ModeName => Mode == RunMode.Stream ? "stream" : Mode == RunMode.Sweep ? "sweep" : "drain";
 
         /// <summary>The results folder: --out, else results/&lt;runtime label&gt; under the current folder.</summary>
         public string ResolvedOutput => Path.GetFullPath(OutputDirectory ?? Path.Combine("results", RuntimeLabel));
@@ -76,11 +88,18 @@ on one port) and the game-frame (tick) scenario; under a minute.
 usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
        mono DatagramServer.dll [options]        (Mono, netstandard2.1 build)
 
-  --count N          datagrams per method and round (default 60000 in drain mode, 2000000 in stream mode)
+  --count N          datagrams per method and round (default 60000 in drain mode, 2000000 in stream mode,
+                     --drain-round in sweep mode)
   --size S           datagram size in bytes, 24..1400 (default 64)
   --mode M           drain:  the sender fills the receive queue first, then the receiver drains it
                              alone, in fills of --drain-round datagrams; only draining is timed (default)
                      stream: the C sender saturates the receiver while it reads
+                     sweep:  drain mode over its own rows, each datagram checked as bytes (no decode), as
+                             the C receiver checks it: DatagramBatch at every --batches size (MultiMessage),
+                             the largest by single calls, and count only (length and sender); the one-call
+                             receive forms, count only; each beside wa-recv doing the same work (recvmmsg
+                             of 64, or recvfrom; --no-check for count only). 21 rounds of one fill
+                             (--drain-round) per row; --buffer 1500; no shard or tick scenario
                      send:   the send half: one datagram per tick to each of --peers destinations (library
                              one-call and batch, bare P/Invoke, bench/native's wa-fanout), then bursts to
                              one peer with segmentation offload on and off beside C's (bench/native's
@@ -94,19 +113,20 @@ usage: dotnet DatagramServer.dll [options]      (CoreCLR, net10.0 build)
                              writes pingpong.md, pingpong.csv and pingpong-summary.txt
   --rounds K         interleaved rounds: every method once per round, in the same order (method A, B, C,
                      ..., A, B, C, ...); the tables give each method's median and spread over the rounds
-                     (default 5 in drain mode, 9 in send and scale mode, 1 in stream mode)
+                     (default 5 in drain mode, 21 in sweep mode, 9 in send and scale mode, 1 in stream mode)
   --methods LIST     comma-separated rows to run (default: all this runtime can run):
                      alloc-baseline, managed-nonalloc, library, library-batch,
                      dotnet-socketaddress, raw-pinvoke and raw-recvmmsg (for scale: the least a
                      C# receive can do on this runtime, one datagram or 64 per call), c-recvfrom, c-recvmmsg;
                      pingpong: library, library-batch, library-async, runtime, runtime-socketaddress,
-                     runtime-async, c-echo
+                     runtime-async, c-echo; sweep: its rows (README.md, or a wrong name lists them)
   --out DIR          where results.csv, summary.csv, results.md, results.svg, details.csv, rounds.csv,
                      shards.csv and tick.csv go (default: results/<runtime label> under the current folder)
   --runtime-label L  the runtime column of the results (default: coreclr or mono, detected)
   --rcvbuf BYTES     SO_RCVBUF to ask for on every receiving socket (default 8388608); the kernel
                      grants up to twice net.core.rmem_max and the granted value is reported
-  --buffer BYTES     receive buffer per datagram, > size (default 2048)
+  --buffer BYTES     receive buffer per datagram, > size (default 2048; 1500 in sweep mode)
+  --batches LIST     sweep: the batch sizes, e.g. 1,8,32,64 (the default), each 1..1024
   --sender-mode M    wa-sender mode: gso (default; sendmmsg + UDP_SEGMENT), mmsg or plain
   --warmup N         datagrams each C# method receives before it is measured (default 100000; 0 = none)
   --idle-ms M        a C# receiver that read nothing for M ms after the sender finished is stopped
@@ -158,7 +178,7 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
         public static Options Parse(string[] args)
         {
             var o = new Options();
-            bool countGiven = false, modeGiven = false;
+            bool countGiven = false, modeGiven = false, bufferGiven = false;
             var given = new List<string>();
             for (int i = 0; i < args.Length; i++)
             {
@@ -193,10 +213,11 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                         modeGiven = true;
                         if (value == "stream") o.Mode = RunMode.Stream;
                         else if (value == "drain") o.Mode = RunMode.Drain;
+                        else if (value == "sweep") o.Mode = RunMode.Sweep;
                         else if (value == "send") o.Mode = RunMode.Send;
                         else if (value == "scale") o.Mode = RunMode.Scale;
                         else if (value == "pingpong") o.Mode = RunMode.PingPong;
-                        else throw new ArgumentException("--mode must be drain, stream, send, scale or pingpong");
+                        else throw new ArgumentException("--mode must be drain, stream, sweep, send, scale or pingpong");
                         break;
                     case "--methods":
                         o.Methods = new List<string>();
@@ -209,7 +230,8 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
                         o.RuntimeLabel = value;
                         break;
                     case "--rcvbuf": o.ReceiveBuffer = (int)Number(name, value, 4096, int.MaxValue / 2); break;
-                    case "--buffer": o.BufferSize = (int)Number(name, value, WaFormat.MinSize, 65536); break;
+                    case "--buffer": o.BufferSize = (int)Number(name, value, WaFormat.MinSize, 65536); bufferGiven = true; break;
+                    case "--batches": o.BatchSizes = Distinct(List(name, value, 1, DatagramBatch.MaxCapacity, "size")); break;
                     case "--sender-mode":
                         if (value != "gso" && value != "mmsg" && value != "plain") throw new ArgumentException("--sender-mode must be gso, mmsg or plain");
                         o.SenderMode = value;
@@ -256,10 +278,12 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
             if (o.FrameTimes.Frames < o.FrameTimes.Rounds) throw new ArgumentException("--frames must be at least --frame-rounds");
             // The frame-time results of Mono with the Boehm collector go apart from Mono's (SGen): its own label.
             if (o.Mode == RunMode.FrameTimes) o.RuntimeLabel = FrameCounters.RuntimeLabel;
-            if (!countGiven) o.Count = o.Mode == RunMode.Drain ? DefaultDrainCount : DefaultStreamCount;
+            // The sweep: one queue fill per row and round, into slots of DatagramBatch's default size (as bench/native gets too).
+            if (!countGiven) o.Count = o.Mode == RunMode.Sweep ? o.DrainRound : o.Mode == RunMode.Drain ? DefaultDrainCount : DefaultStreamCount;
+            if (!bufferGiven && o.Mode == RunMode.Sweep) o.BufferSize = DefaultSweepBuffer;
             // Send and scale: rows of a few milliseconds each, whose rounds on a shared machine spread by a tenth or more; nine
             // rounds keep their medians steady and both runs under a minute per runtime on an idle 2-CPU machine.
-            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Stream ? 1 : o.Mode == RunMode.PingPong ? DefaultPingPongRounds : o.Mode == RunMode.Send || o.Mode == RunMode.Scale ? DefaultSendScaleRounds : DefaultDrainRounds;
+            if (o.Rounds == 0) o.Rounds = o.Mode == RunMode.Stream ? 1 : o.Mode == RunMode.PingPong ? DefaultPingPongRounds : o.Mode == RunMode.Send || o.Mode == RunMode.Scale ? DefaultSendScaleRounds : o.Mode == RunMode.Sweep ? DefaultSweepRounds : DefaultDrainRounds;
             if (o.BufferSize <= o.Size) throw new ArgumentException("--buffer must be larger than --size, so that a longer datagram shows up as cut");
             return o;
         }
@@ -279,6 +303,13 @@ Exit code: 0 when every row has lost = 0, no duplicates and no unexpected corrup
             foreach (string part in value.Split(new[] { ',' }, StringSplitOptions.RemoveEmptyEntries)) counts.Add((int)Number(name, part.Trim(), min, max));
             if (counts.Count == 0) throw new ArgumentException(name + " needs at least one " + what);
             return counts;
+        }
+
+        private static List<int> Distinct(List<int> values)
+        {
+            var distinct = new List<int>();
+            foreach (int v in values) if (!distinct.Contains(v)) distinct.Add(v);
+            return distinct;
         }
 
         private static List<int> ShardList(string value)

@@ -7,7 +7,8 @@ namespace WhereAllocation.Bench.DatagramServer
     /// <summary>
     /// The datagram server benchmark: one command line (<see cref="Options"/>), one mode per run. The receive table (drain,
     /// the default, or stream): every way of receiving this build can run, side by side, against the C receivers of
-    /// bench/native; send, scale and pingpong; and the frame-time benchmark (--frame-times). See README.md and --help.
+    /// bench/native, and the sweep (batch sizes and modes, count only, the one-call forms); send, scale and pingpong; and the
+    /// frame-time benchmark (--frame-times). See README.md and --help.
     /// </summary>
     public static class Program
     {
@@ -44,7 +45,7 @@ namespace WhereAllocation.Bench.DatagramServer
                     case RunMode.Scale: return ScaleMode.Run(options);
                     case RunMode.PingPong: return PingPongMode.Run(options);
                     case RunMode.FrameTimes: return FrameTimesScenario.Run(options);
-                    default: return ReceiveMode.Run(options); // drain, stream
+                    default: return ReceiveMode.Run(options); // drain, stream, sweep
                 }
             }
             catch (ArgumentException e)

@@ -9,7 +9,9 @@
 #   a median and spread per method in summary.csv and a row per method and round in rounds.csv,
 #   bytes_per_datagram = 0 and gen0 = 0 for the library rows (library-async included) and the library's shards,
 #   the seed's async loop seen allocating, every shard of a group given datagrams, both shard receivers at every
-#   shard count, and 0 B/frame in the library tick; then --mode send and --mode scale briefly on CoreCLR and Mono (every row,
+#   shard count, and 0 B/frame in the library tick; then --mode sweep briefly on CoreCLR and Mono (every row, nothing lost, the
+#   injected datagrams rejected by the rows that check content, 0 B/datagram in the library's rows, each row's ratio); then
+#   --mode send and --mode scale briefly on CoreCLR and Mono (every row,
 #   nothing lost, no wrong peer, 0 B/datagram in the library's rows, the summary lines with their ratios); then --mode pingpong
 #   briefly on CoreCLR and Mono (every server, nothing lost, 0 B/echo in the library's rows, system calls counted, the summary
 #   line); then the frame-time mode briefly on CoreCLR, Mono and mono-boehm.
@@ -156,6 +158,56 @@ for runtime in coreclr mono; do
   done
 done
 
+# The sweep (--mode sweep), briefly, on CoreCLR and Mono: every row present (dotnet-socketaddress-count absent on Mono, with
+# its reason), lost = 0 in every row, the injected corrupt datagrams rejected by every row that checks content and none sent to
+# the count-only rows (which could not tell them), 0 B and gen0 = 0 in the library's rows, the runtime's ReceiveFrom(ref
+# EndPoint) seen allocating, and each row's ratio to its C receiver in results.md. Speed is not checked.
+sweep_count=3000
+for runtime in coreclr mono; do
+  case $runtime in
+    coreclr) run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll); extra=dotnet-socketaddress-count ;;
+    mono) run=(mono --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll); extra= ;;
+  esac
+  checked="c-recvmmsg library-batch-1 library-batch-64 library-batch-64-single-calls"
+  counted="c-recvmmsg-count library-batch-64-count c-recvfrom-count raw-pinvoke-count library-count library-key-count library-span-count library-try-span-count managed-nonalloc-count $extra"
+  wdir="$out/$runtime-sweep"
+  timeout 300 "${run[@]}" --mode sweep --batches 1,64 --count $sweep_count --drain-round $sweep_count --rounds 2 --warmup $sweep_count \
+    --inject-corrupt "$inject" --out "$wdir" >"$out/$runtime-sweep.txt" 2>&1
+  status=$?
+  tail -n 3 "$out/$runtime-sweep.txt"
+  r="$wdir/results.csv"
+  d="$wdir/details.csv"
+  check "$runtime sweep: exit 0 (every row clean)" equals "$status" 0
+  check "$runtime sweep: results.csv has exactly its header, every row in mode sweep" equals \
+    "$(head -n 1 "$r" 2>/dev/null),$(tail -n +2 "$r" 2>/dev/null | cut -d, -f2 | sort -u)" "$header,sweep"
+  check "$runtime sweep: one row per sweep row that runs here" equals "$(tail -n +2 "$r" 2>/dev/null | cut -d, -f3 | LC_ALL=C sort | tr '\n' ' ')" \
+    "$(printf '%s\n' $checked $counted | LC_ALL=C sort | tr '\n' ' ')"
+  if [ -z "$extra" ]; then
+    check "$runtime sweep: dotnet-socketaddress-count is reported absent with a reason" grep -q "^absent: dotnet-socketaddress-count: " "$out/$runtime-sweep.txt"
+  fi
+  for m in $checked $counted; do
+    check "$runtime sweep $m: sent = $sweep_count x 2, lost = 0" equals "$(field "$r" "$m" sent),$(field "$r" "$m" lost)" "$((sweep_count * 2)),0"
+  done
+  for m in $checked; do
+    check "$runtime sweep $m: all $inject injected datagrams rejected as corrupt, no duplicates" equals \
+      "$(field "$d" "$m" injected_corrupt),$(field "$d" "$m" corrupt),$(field "$d" "$m" duplicate)" "$inject,$inject,0"
+  done
+  for m in $counted; do
+    check "$runtime sweep $m: count only, none injected, none wrong" equals "$(field "$d" "$m" injected_corrupt),$(field "$d" "$m" corrupt)" "0,0"
+  done
+  for m in $checked $counted; do
+    case "$m" in
+      library*) check "$runtime sweep $m: bytes_per_datagram = 0, gen0 = 0" equals "$(field "$r" "$m" bytes_per_datagram),$(field "$r" "$m" gen0)" "0,0" ;;
+      c-*) ;;
+      *) check "$runtime sweep $m: in a ratio of results.md" grep -q "| \`$m\` ÷ \`" "$wdir/results.md" ;;
+    esac
+    case "$m" in
+      library*) check "$runtime sweep $m: in a ratio of results.md" grep -q "| \`$m\` ÷ \`c-recv" "$wdir/results.md" ;;
+    esac
+  done
+  check "$runtime sweep managed-nonalloc-count: allocates (the byte count can see it)" positive "$(field "$d" managed-nonalloc-count allocated_bytes)"
+done
+
 # The send half and many peers (--mode send, --mode scale), briefly, on CoreCLR and Mono: the structure of what they write,
 # every row present, nothing lost, no wrong peer, 0 B per datagram in the library's rows, and the summary lines with their
 # ratios. Speed is not checked.
@@ -163,9 +215,10 @@ send_header='runtime,table,sender,n,rounds,cpu_ns_per_datagram_median,bytes_per_
 scale_header='runtime,receiver,n,rounds,cpu_ns_per_datagram_median,growth_to_first_n,bytes_per_datagram,lost,wrong_peer'
 for runtime in coreclr mono; do
   case $runtime in
-    coreclr) run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll) ;;
-    mono) run=(mono --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll) ;;
+    coreclr) run=(dotnet bench/DatagramServer/bin/Release/net10.0/DatagramServer.dll); senders="runtime-sendto runtime-sendto-socketaddress" ;;
+    mono) run=(mono --debug bench/DatagramServer/bin/Release/netstandard2.1/DatagramServer.dll); senders="runtime-sendto" ;;
   esac
+  senders="c-sendmmsg c-sendto library-batch library-sendto-endpoint library-sendto-key raw-sendmmsg raw-sendto $senders"
   sdir="$out/$runtime-send"
   timeout 180 "${run[@]}" --mode send --peers 1,100 --rounds 2 --out "$sdir" >"$out/$runtime-send.txt" 2>&1
   status=$?
@@ -173,13 +226,15 @@ for runtime in coreclr mono; do
   f="$sdir/send.csv"
   check "$runtime send: exit 0 (nothing lost)" equals "$status" 0
   check "$runtime send: send.csv has exactly its header" equals "$(head -n 1 "$f" 2>/dev/null)" "$send_header"
-  check "$runtime send: the fan-out rows, 7 senders at N = 1 and 100" equals "$(awk -F, '$2 == "fanout"' "$f" 2>/dev/null | cut -d, -f3,4 | LC_ALL=C sort | tr '\n' ' ')" \
-    "c-sendmmsg,1 c-sendmmsg,100 c-sendto,1 c-sendto,100 library-batch,1 library-batch,100 library-sendto-endpoint,1 library-sendto-endpoint,100 library-sendto-key,1 library-sendto-key,100 raw-sendmmsg,1 raw-sendmmsg,100 raw-sendto,1 raw-sendto,100 "
+  check "$runtime send: the fan-out rows, $(echo $senders | wc -w) senders at N = 1 and 100" equals "$(awk -F, '$2 == "fanout"' "$f" 2>/dev/null | cut -d, -f3,4 | LC_ALL=C sort | tr '\n' ' ')" \
+    "$(for s in $senders; do printf '%s,1\n%s,100\n' "$s" "$s"; done | LC_ALL=C sort | tr '\n' ' ')"
   check "$runtime send: the burst rows, library with and without offload and C's two, at 8, 16 and 64" equals \
     "$(awk -F, '$2 == "burst"' "$f" 2>/dev/null | cut -d, -f3,4 | LC_ALL=C sort -t, -k1,1 -k2,2n | tr '\n' ' ')" \
     "c-gso,8 c-gso,16 c-gso,64 c-sendmmsg,8 c-sendmmsg,16 c-sendmmsg,64 library-offload,8 library-offload,16 library-offload,64 library-plain,8 library-plain,16 library-plain,64 "
-  check "$runtime send: lost = 0 in every row, a CPU figure in every row" awk -F, 'NR > 1 && ($8 != "0" || !($6 > 0)) { bad = 1 } NR > 1 { n++ } END { exit bad || n != 26 }' "$f"
+  check "$runtime send: lost = 0 in every row, a CPU figure in every row" awk -F, -v rows=$(( $(echo $senders | wc -w) * 2 + 12 )) \
+    'NR > 1 && ($8 != "0" || !($6 > 0)) { bad = 1 } NR > 1 { n++ } END { exit bad || n != rows }' "$f"
   check "$runtime send: 0 B per datagram in every library row" awk -F, 'NR > 1 && $3 ~ /^library/ && $7 != "0" { bad = 1 } END { exit bad }' "$f"
+  check "$runtime send: the runtime's SendTo(EndPoint) allocates (the byte count can see it)" awk -F, '$3 == "runtime-sendto" && $7 > 0 { seen = 1 } END { exit !seen }' "$f"
   check "$runtime send: the summary's send and offload lines, with their ratios and targets" grep -Eq \
     "^send, .*DatagramBatch [0-9]+\.[0-9]+x C sendmmsg.*target >= 0\.9.*SendTo_NonAlloc [0-9]+\.[0-9]+x .*0 B/datagram, 0 lost" "$sdir/send-summary.txt"
   check "$runtime send: the offload line has the library's, C's and the library-against-C ratios per burst" grep -Eq \

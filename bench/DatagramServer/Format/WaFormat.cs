@@ -22,10 +22,10 @@ namespace WhereAllocation.Bench.DatagramServer
     /// <remarks>
     /// The one C# copy of the format: the DatagramServer's receivers check the text after UTF-8 decoding (chars; for a
     /// valid datagram every char is ASCII and has the value of its byte, so the result equals the C receiver's check of
-    /// the bytes), bench/BatchReceive checks the bytes as received, and <see cref="Fill"/> writes them with the same
-    /// checksum. The core works on a pointer to either element, byte or char (<see cref="At{T}"/>; each is compiled on
+    /// the bytes), the sweep's rows (--mode sweep) check the bytes as received, and <see cref="Fill"/> writes them with the
+    /// same checksum. The core works on a pointer to either element, byte or char (<see cref="At{T}"/>; each is compiled on
     /// its own, so the test of the element's size is a constant there): one code path for all three, without bounds
-    /// checks in the inner loops, as the C code has none. bench/BatchReceive compiles this file in.
+    /// checks in the inner loops, as the C code has none.
     /// </remarks>
     internal static unsafe class WaFormat
     {

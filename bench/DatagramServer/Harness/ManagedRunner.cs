@@ -28,8 +28,8 @@ namespace WhereAllocation.Bench.DatagramServer
             using var waker = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             waker.Bind(new IPEndPoint(IPAddress.Loopback, 0));
 
-            bool drain = options.Mode == RunMode.Drain;
-            var run = new ReceiveRun(0, count, options.BufferSize, drain);
+            bool drain = options.Drains;
+            var run = new ReceiveRun(0, count, options.BufferSize, options.Size, drain);
             var receiver = new Thread(() =>
             {
                 Linux.PinCurrentThread(options.ReceiverCpu);
@@ -53,7 +53,7 @@ namespace WhereAllocation.Bench.DatagramServer
             // Socket.Available call initialises the runtime's ioctl path, which allocates once).
             Thread.Sleep(250);
 
-            var row = new ResultRow(options.RuntimeLabel, drain ? "drain" : "stream", method.Name)
+            var row = new ResultRow(options.RuntimeLabel, options.ModeName, method.Name)
             {
                 ReceiveBufferGranted = granted,
                 Injected = inject,

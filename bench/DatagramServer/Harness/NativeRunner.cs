@@ -21,8 +21,8 @@ namespace WhereAllocation.Bench.DatagramServer
         /// <summary>One run of <paramref name="method"/>: <c>--count</c> datagrams, <paramref name="inject"/> corrupted ones sent first.</summary>
         public static ResultRow Run(NativeMethod method, Options options, NativeTools tools, int inject, Progress progress)
         {
-            bool drain = options.Mode == RunMode.Drain;
-            var row = new ResultRow(options.RuntimeLabel, drain ? "drain" : "stream", method.Name) { Injected = inject };
+            bool drain = options.Drains;
+            var row = new ResultRow(options.RuntimeLabel, options.ModeName, method.Name) { Injected = inject };
             using var injector = new Socket(AddressFamily.InterNetwork, SocketType.Dgram, ProtocolType.Udp);
             injector.Bind(new IPEndPoint(IPAddress.Loopback, 0));
             long roundSize = drain ? options.DrainRound : options.Count;
@@ -33,7 +33,7 @@ namespace WhereAllocation.Bench.DatagramServer
                 long extra = first == 0 ? inject : 0;
                 string ready = Path.Combine(Path.GetTempPath(), "wa-recv-" + Process.GetCurrentProcess().Id + "-" + Interlocked.Increment(ref s_readyFiles) + ".port");
                 Process receiver = tools.StartReceiver(method.WaRecvMethod, n + extra, first, options.BufferSize, options.ReceiverCpu,
-                    options.ReceiveBuffer, IdleMs(options, extra), 60, ready);
+                    options.ReceiveBuffer, IdleMs(options, extra), 60, ready, !method.ChecksContent);
                 bool finished = false;
                 try
                 {

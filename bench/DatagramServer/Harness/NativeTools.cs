@@ -100,16 +100,19 @@ namespace WhereAllocation.Bench.DatagramServer
             return new SenderResult(Long(values, "sent"), Double(values, "seconds"), values.TryGetValue("mode", out string? mode) ? mode : "?", output.StandardError.Trim());
         }
 
-        /// <summary>Starts wa-recv; it writes its port to <paramref name="readyFile"/> once bound.</summary>
-        public Process StartReceiver(string method, long count, long firstSequence, int bufferSize, int cpu, int receiveBuffer, int idleMs, int maxSeconds, string readyFile)
+        /// <summary>Starts wa-recv; it writes its port to <paramref name="readyFile"/> once bound. <paramref name="countOnly"/>: --no-check.</summary>
+        public Process StartReceiver(string method, long count, long firstSequence, int bufferSize, int cpu, int receiveBuffer, int idleMs, int maxSeconds, string readyFile,
+            bool countOnly = false)
         {
-            return Start(ReceiverPath, new[]
+            var arguments = new List<string>
             {
                 "--bind", "127.0.0.1", "--method", method, "--batch", "64", "--count", Text(count),
                 "--first-seq", Text(firstSequence), "--size", Text(bufferSize), "--cpu", Text(cpu),
                 "--rcvbuf", Text(receiveBuffer), "--idle-ms", Text(idleMs), "--max-seconds", Text(maxSeconds),
                 "--ready-file", readyFile,
-            });
+            };
+            if (countOnly) arguments.Add("--no-check");
+            return Start(ReceiverPath, arguments.ToArray());
         }
 
         /// <summary>Waits until wa-recv has written its port (or has died).</summary>

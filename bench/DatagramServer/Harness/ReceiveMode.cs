@@ -8,20 +8,21 @@ namespace WhereAllocation.Bench.DatagramServer
 {
     /// <summary>
     /// --mode drain (the default) and --mode stream: every way of receiving this build can run, in interleaved rounds,
-    /// beside the C receivers of bench/native; then the shard and tick scenarios. Writes results.md and its CSV files.
+    /// beside the C receivers of bench/native; then the shard and tick scenarios. --mode sweep: the same drain over the sweep's
+    /// rows (<see cref="MethodRegistry.Sweep"/>), without the scenarios. Writes results.md and its CSV files.
     /// </summary>
     internal static class ReceiveMode
     {
         public static int Run(Options options)
         {
-            IReadOnlyList<ReceiverMethod> registry = MethodRegistry.All();
+            IReadOnlyList<ReceiverMethod> registry = options.Mode == RunMode.Sweep ? MethodRegistry.Sweep(options.BatchSizes) : MethodRegistry.All();
             var selected = new List<ReceiverMethod>();
             var report = new RunReport
             {
                 RuntimeLabel = options.RuntimeLabel,
                 RuntimeDescription = Machine.RuntimeDescription,
                 MachineDescription = Machine.Describe(),
-                ModeName = options.Mode == RunMode.Drain ? "drain" : "stream",
+                ModeName = options.ModeName,
                 LibraryPath = DatagramPathSettings.Default.ToString(),
                 Date = DateTime.UtcNow.ToString("yyyy-MM-dd HH:mm 'UTC'", CultureInfo.InvariantCulture),
                 Size = options.Size,
@@ -41,14 +42,16 @@ namespace WhereAllocation.Bench.DatagramServer
         {
             string output = options.ResolvedOutput;
             long rmemMax = Machine.ReceiveBufferMax;
-            bool drain = options.Mode == RunMode.Drain;
+            bool drain = options.Drains;
+            bool sweep = options.Mode == RunMode.Sweep;
             report.Rounds = options.Rounds;
             report.Workload = options.Size + "-byte datagrams, " + report.ModeName + " mode, "
                 + Numbers.Int(options.Rounds) + (options.Rounds == 1 ? " round" : " interleaved rounds") + " of " + Numbers.Int(options.Count) + " per method"
                 + (drain ? " (queue fills of " + Numbers.Int(options.DrainRound) + ")" : "")
                 + "; wa-sender (" + options.SenderMode + ") on CPU " + options.SenderCpu
                 + ", one receiving thread on CPU " + options.ReceiverCpu + "; SO_RCVBUF asked " + Numbers.Int(options.ReceiveBuffer)
-                + (rmemMax > 0 ? " (net.core.rmem_max " + Numbers.Int(rmemMax) + ")" : "");
+                + (rmemMax > 0 ? " (net.core.rmem_max " + Numbers.Int(rmemMax) + ")" : "")
+                + (sweep ? "; slots and buffers of " + Numbers.Int(options.BufferSize) + " B, every datagram checked as bytes (no decode) or counted only" : "");
             report.Load = Machine.LoadAverage;
 
             Console.WriteLine("where-allocation DatagramServer on " + report.RuntimeDescription);
@@ -85,9 +88,10 @@ namespace WhereAllocation.Bench.DatagramServer
                 for (int turn = 0; turn < selected.Count; turn++)
                 {
                     ReceiverMethod method = selected[(round + turn) % selected.Count];
+                    int injected = method.ChecksContent ? inject : 0;
                     ResultRow row = method is ManagedMethod managed
-                        ? ManagedRunner.Run(managed, options, tools, options.Count, inject, progress)
-                        : NativeRunner.Run((NativeMethod)method, options, tools, inject, progress);
+                        ? ManagedRunner.Run(managed, options, tools, options.Count, injected, progress)
+                        : NativeRunner.Run((NativeMethod)method, options, tools, injected, progress);
                     row.Round = round + 1;
                     rounds[method.Name].Add(row);
                     progress.Done(method.Name + (options.Rounds > 1 ? ", round " + (round + 1) : ""),
@@ -119,13 +123,15 @@ namespace WhereAllocation.Bench.DatagramServer
             AddComparison(report, "one datagram per call against C", "library", "c-recvfrom");
             AddComparison(report, "the runtime's share (P/Invoke, decode and check in JIT code)", "raw-pinvoke", "c-recvfrom");
             AddComparison(report, "batches against C's one call per datagram", "library-batch", "c-recvfrom");
+            if (sweep)
+                foreach (SweepComparison k in MethodRegistry.SweepComparisons(options.BatchSizes)) AddComparison(report, k.Label, k.Method, k.Baseline);
 
-            if (options.ShardCounts.Count > 0)
+            if (options.ShardCounts.Count > 0 && !sweep)
             {
                 if (DatagramShardGroup.IsSupported) report.Shards.AddRange(ShardScenario.Run(options, tools, progress));
                 else report.Absent.Add("shards: DatagramShardGroup.IsSupported is false here");
             }
-            if (options.TickFrames > 0) report.Tick.AddRange(TickScenario.Run(options, progress));
+            if (options.TickFrames > 0 && !sweep) report.Tick.AddRange(TickScenario.Run(options, progress));
 
             bool clean = report.RoundRows.All(r => r.Clean) && report.Shards.All(r => r.Clean) && report.Tick.All(t => t.Lost == 0);
             report.Verdict = clean

@@ -11,7 +11,9 @@ namespace WhereAllocation.Bench.DatagramServer
     /// </summary>
     /// <remarks>
     /// <para>The receiving thread calls, per datagram: <see cref="IsWakeUp"/>, then <see cref="Account(char[], int)"/>
-    /// (or the string overload), which checks it, records the time, and says when the run is complete.
+    /// (or the string overload), which checks it, records the time, and says when the run is complete. The sweep's rows
+    /// (--mode sweep) check the bytes as received instead (<see cref="AccountOfBatch(ReadOnlySpan{byte}, in EndPointKey)"/>),
+    /// or count only (<see cref="AccountLength(int)"/>: the length, and the sender where the form gives one).
     /// Nothing here allocates, so the bytes a method allocates per datagram are its own.</para>
     /// <para>The run ends when the receiver has read as many datagrams as the kernel accepted
     /// (<see cref="SetTarget"/>: sent minus the socket's drops, plus any injected ones), or, if that never
@@ -26,6 +28,10 @@ namespace WhereAllocation.Bench.DatagramServer
         private readonly long _range;
         private readonly ulong[] _seen;
         private readonly bool _gated;
+        private readonly int _datagramSize;
+
+        // The sender of the current queue fill: set by its first datagram that passed, then every datagram's must match.
+        private EndPointKey _sender;
 
         // counters, written by the receiving thread only
         private long _read;
@@ -48,13 +54,14 @@ namespace WhereAllocation.Bench.DatagramServer
         private int _openedRounds;
         private int _finishedRounds;
 
-        public ReceiveRun(long firstSequence, long range, int bufferSize, bool gated)
+        public ReceiveRun(long firstSequence, long range, int bufferSize, int datagramSize, bool gated)
         {
             if (range < 1) throw new ArgumentOutOfRangeException(nameof(range));
             _firstSequence = firstSequence;
             _range = range;
             _seen = new ulong[(range + 63) / 64];
             _gated = gated;
+            _datagramSize = datagramSize;
             BufferSize = bufferSize;
         }
 
@@ -169,6 +176,63 @@ namespace WhereAllocation.Bench.DatagramServer
             return Advance();
         }
 
+        /// <summary>
+        /// The sweep's check: the bytes as received (no decode, as the C receiver checks them), and the sender, which must be
+        /// the one of the fill's first good datagram (a datagram from another counts as corrupt). Without reading the clock.
+        /// </summary>
+        public bool AccountOfBatch(ReadOnlySpan<byte> datagram, in EndPointKey sender)
+        {
+            WaCheckResult result = WaFormat.Check(datagram, out long sequence);
+            if (result == WaCheckResult.Ok && !IsFillSender(sender)) _corrupt++;
+            else Record(result, sequence);
+            return Advance();
+        }
+
+        /// <summary>
+        /// Count only (the sweep's count rows, as wa-recv --no-check): a datagram of the run's size is counted received, any other
+        /// corrupt; its content is not looked at, so neither duplicates nor a stray sequence can show. Reads the clock.
+        /// </summary>
+        public bool AccountLength(int length)
+        {
+            Stamp();
+            return AccountLengthOfBatch(length);
+        }
+
+        /// <summary><see cref="AccountLength(int)"/>, and the sender must be the fill's (as the first datagram of the fill gave it).</summary>
+        public bool AccountLength(int length, in EndPointKey sender)
+        {
+            Stamp();
+            return AccountLengthOfBatch(length, sender);
+        }
+
+        /// <summary><see cref="AccountLength(int)"/> without reading the clock; see <see cref="StampCall"/>.</summary>
+        public bool AccountLengthOfBatch(int length)
+        {
+            if (length == _datagramSize) _valid++;
+            else _corrupt++;
+            return Advance();
+        }
+
+        /// <summary><see cref="AccountLength(int, in EndPointKey)"/> without reading the clock; see <see cref="StampCall"/>.</summary>
+        public bool AccountLengthOfBatch(int length, in EndPointKey sender)
+        {
+            if (length == _datagramSize && IsFillSender(sender)) _valid++;
+            else _corrupt++;
+            return Advance();
+        }
+
+        /// <summary>True when <paramref name="sender"/> is the fill's sender (the first one asked about in the fill becomes it); never an empty key.</summary>
+        private bool IsFillSender(in EndPointKey sender)
+        {
+            if (sender.IsEmpty) return false;
+            if (_sender.IsEmpty)
+            {
+                _sender = sender;
+                return true;
+            }
+            return _sender.Equals(sender);
+        }
+
         /// <summary>Checks and counts one decoded datagram held in a string. Returns true when the run is complete.</summary>
         public bool Account(string text)
         {
@@ -221,6 +285,7 @@ namespace WhereAllocation.Bench.DatagramServer
             int round = _finishedRounds + 1;
             Volatile.Write(ref _finishedRounds, round);
             if (!WaitForRound(round)) return true;
+            _sender = default; // each fill comes from a sender of its own
             _cpuRoundStart = Linux.ThreadCpuNanoseconds();
             return false;
         }

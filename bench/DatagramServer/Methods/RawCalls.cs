@@ -83,13 +83,13 @@ namespace WhereAllocation.Bench.DatagramServer
         }
 
         /// <summary>
-        /// After a failed recvfrom: true to call again (interrupted; or nothing queued, after waiting until a datagram is,
-        /// since the runtime may have made the descriptor non-blocking); any other error throws.
+        /// After a failed recvfrom (or <paramref name="call"/>): true to call again (interrupted; or nothing queued, after waiting
+        /// until a datagram is, since the runtime may have made the descriptor non-blocking); any other error throws.
         /// </summary>
-        public static bool Retry(int errno, int descriptor)
+        public static bool Retry(int errno, int descriptor, string call = "recvfrom")
         {
             if (errno == Eintr) return true;
-            if (errno != Eagain) throw new InvalidOperationException("recvfrom failed with errno " + errno);
+            if (errno != Eagain) throw new InvalidOperationException(call + " failed with errno " + errno);
             var wait = new PollFd { Descriptor = descriptor, Events = PollIn };
             Poll(&wait, 1, -1);
             return true;

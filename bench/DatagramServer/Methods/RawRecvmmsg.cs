@@ -17,23 +17,8 @@ namespace WhereAllocation.Bench.DatagramServer
     internal sealed unsafe class RawRecvmmsg : ManagedMethod
     {
         private const int Batch = 64;
-        private const int Eintr = 4;
-        private const int Eagain = 11;
-        private const short PollIn = 1;
         private const int MsgWaitForOne = 0x10000;
-        private const int MsgTrunc = 0x20;
         private const int NameSize = 32; // a sockaddr_in6 (28 bytes), rounded up
-
-        [StructLayout(LayoutKind.Sequential)]
-        private struct PollFd
-        {
-            public int Descriptor;
-            public short Events;
-            public short ReturnedEvents;
-        }
-
-        [DllImport("libc", EntryPoint = "poll", SetLastError = true)]
-        private static extern int Poll(PollFd* descriptors, nuint count, int timeoutMilliseconds);
 
         public RawRecvmmsg()
             : base("raw-recvmmsg", "for scale only: [DllImport] recvmmsg of 64 on socket.Handle, no handle reference or checks, senders not asked for, Encoding.UTF8.GetChars") { }
@@ -71,24 +56,12 @@ namespace WhereAllocation.Bench.DatagramServer
                 {
                     // Blocks for the first datagram, then takes what else is queued, as wa-recv's recvmmsg does.
                     int received = RawCalls.RecvMMsg(descriptor, messages, Batch, MsgWaitForOne, null);
-                    if (received < 0)
-                    {
-                        int errno = Marshal.GetLastWin32Error();
-                        if (errno == Eintr) continue;
-                        if (errno == Eagain)
-                        {
-                            // The runtime may have made the descriptor non-blocking: wait for a datagram.
-                            var wait = new PollFd { Descriptor = descriptor, Events = PollIn };
-                            Poll(&wait, 1, -1);
-                            continue;
-                        }
-                        throw new InvalidOperationException("recvmmsg failed with errno " + errno);
-                    }
+                    if (received < 0 && RawCalls.Retry(Marshal.GetLastWin32Error(), descriptor, "recvmmsg")) continue;
                     if (received > 0 && !run.IsWakeUp((int)messages[0].Length)) run.StampCall();
                     for (int i = 0; i < received && !done; i++)
                     {
                         int length = (int)messages[i].Length;
-                        if ((messages[i].Flags & MsgTrunc) != 0)
+                        if ((messages[i].Flags & RawCalls.MsgTrunc) != 0)
                         {
                             done = run.AccountCutOfBatch();
                             continue;

@@ -19,6 +19,12 @@ namespace WhereAllocation.Bench.DatagramServer
 
         /// <summary>Null when the method runs here; otherwise why its row is absent.</summary>
         public virtual string? Unavailable => null;
+
+        /// <summary>
+        /// False for the sweep's count-only rows, which look at each datagram's length (and sender) but not its content: they get
+        /// no injected corrupt datagrams, which they could not tell from good ones.
+        /// </summary>
+        public virtual bool ChecksContent => true;
     }
 
     /// <summary>
@@ -41,13 +47,19 @@ namespace WhereAllocation.Bench.DatagramServer
     /// <summary>A receiver from bench/native (wa-recv), run as a child process.</summary>
     internal sealed class NativeMethod : ReceiverMethod
     {
-        public NativeMethod(string name, string waRecvMethod, string summary) : base(name, summary)
+        private readonly bool _checks;
+
+        /// <param name="checks">False: wa-recv --no-check, which counts the datagrams without looking at their content.</param>
+        public NativeMethod(string name, string waRecvMethod, string summary, bool checks = true) : base(name, summary)
         {
             WaRecvMethod = waRecvMethod;
+            _checks = checks;
         }
 
         /// <summary>The --method value wa-recv takes.</summary>
         public string WaRecvMethod { get; }
+
+        public override bool ChecksContent => _checks;
     }
 
     /// <summary>A method the registry knows but this build or runtime cannot run; it is listed with the reason.</summary>

@@ -11,7 +11,8 @@ namespace WhereAllocation.Bench.DatagramServer
     /// <summary>
     /// The send half (--mode send): per tick one datagram to each of N destinations (N distinct loopback sockets, addresses
     /// 127.1.x.y), through the library's one-call send (key and endpoint forms), its batch, a bare sendto / sendmmsg P/Invoke,
-    /// and bench/native's wa-fanout (sendto, sendmmsg); the sending thread's CPU time around the sends only, per datagram.
+    /// the runtime's own SendTo (EndPoint, and SocketAddress on .NET 8+) and bench/native's wa-fanout (sendto, sendmmsg); the
+    /// sending thread's CPU time around the sends only, per datagram.
     /// Every datagram is checked at its destination (its destination index and tick, exactly once) between chunks of ticks.
     /// The library's thread and wa-fanout run on the same CPU (<see cref="CpuPlacement"/>, set by <see cref="SendMode"/>).
     /// </summary>
@@ -22,7 +23,11 @@ namespace WhereAllocation.Bench.DatagramServer
 
         public static readonly string[] Methods =
         {
-            "library-sendto-key", "library-sendto-endpoint", "library-batch", "raw-sendto", "raw-sendmmsg", "c-sendto", "c-sendmmsg",
+            "library-sendto-key", "library-sendto-endpoint", "library-batch", "raw-sendto", "raw-sendmmsg", "runtime-sendto",
+#if NET8_0_OR_GREATER
+            "runtime-sendto-socketaddress",
+#endif
+            "c-sendto", "c-sendmmsg",
         };
 
         public sealed class Row
@@ -131,6 +136,10 @@ namespace WhereAllocation.Bench.DatagramServer
             Ratio(text, rows, counts, "library-sendto-key vs raw-sendto (target >= 0.95)", "library-sendto-key", "raw-sendto");
             Ratio(text, rows, counts, "library-sendto-endpoint vs raw-sendto", "library-sendto-endpoint", "raw-sendto");
             Ratio(text, rows, counts, "raw-sendto vs c-sendto (the runtime's share)", "raw-sendto", "c-sendto");
+            Ratio(text, rows, counts, "runtime-sendto vs raw-sendto (the runtime's own call)", "runtime-sendto", "raw-sendto");
+#if NET8_0_OR_GREATER
+            Ratio(text, rows, counts, "runtime-sendto-socketaddress vs raw-sendto", "runtime-sendto-socketaddress", "raw-sendto");
+#endif
             return text.ToString();
         }
 
@@ -164,7 +173,8 @@ namespace WhereAllocation.Bench.DatagramServer
             foreach (Row r in rows)
             {
                 lost += r.Lost;
-                if (!r.Method.StartsWith("c-", StringComparison.Ordinal))
+                // The bytes claimed are the library's (and the bare P/Invokes'); the runtime's own calls are there to allocate.
+                if (!r.Method.StartsWith("c-", StringComparison.Ordinal) && !r.Method.StartsWith("runtime-", StringComparison.Ordinal))
                 {
                     bytes += r.Bytes;
                     datagrams += r.Datagrams;
@@ -215,6 +225,10 @@ namespace WhereAllocation.Bench.DatagramServer
             private readonly int _senderFd;
             private readonly EndPointKey[] _keys;
             private readonly IPEndPointNonAlloc[] _endPoints;
+            private readonly IPEndPoint[] _plainEndPoints;
+#if NET8_0_OR_GREATER
+            private readonly SocketAddress[] _socketAddresses;
+#endif
             private readonly byte[] _buffer;
             private readonly DatagramBatch _batch;
             private readonly IntPtr _native; // sockaddrs, per-destination buffers, iovecs and mmsghdrs for the raw rows
@@ -230,6 +244,10 @@ namespace WhereAllocation.Bench.DatagramServer
                 _receiverFds = new int[n];
                 _keys = new EndPointKey[n];
                 _endPoints = new IPEndPointNonAlloc[n];
+                _plainEndPoints = new IPEndPoint[n];
+#if NET8_0_OR_GREATER
+                _socketAddresses = new SocketAddress[n];
+#endif
                 _buffer = new byte[size];
                 _batch = new DatagramBatch(MultiMessageBatch, size);
                 _sender = DatagramSockets.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -247,6 +265,10 @@ namespace WhereAllocation.Bench.DatagramServer
                     var local = (IPEndPoint)receiver.LocalEndPoint!;
                     _keys[i] = EndPointKey.FromIPEndPoint(local);
                     _endPoints[i] = new IPEndPointNonAlloc(local.Address, local.Port);
+                    _plainEndPoints[i] = local;
+#if NET8_0_OR_GREATER
+                    _socketAddresses[i] = local.Serialize();
+#endif
                     byte* name = _names + i * 16;
                     new Span<byte>(name, 16).Clear();
                     name[0] = 2; // AF_INET, little-endian sa_family_t
@@ -322,6 +344,23 @@ namespace WhereAllocation.Bench.DatagramServer
                             }
                         }
                         break;
+                    case "runtime-sendto":
+                        // The runtime's own call, as a server without this library writes it: one IPEndPoint per destination, made once.
+                        for (int i = 0; i < _n; i++)
+                        {
+                            Stamp(_buffer, i, tick);
+                            _sender.SendTo(_buffer, 0, _size, SocketFlags.None, _plainEndPoints[i]);
+                        }
+                        break;
+#if NET8_0_OR_GREATER
+                    case "runtime-sendto-socketaddress":
+                        for (int i = 0; i < _n; i++)
+                        {
+                            Stamp(_buffer, i, tick);
+                            _sender.SendTo(_buffer.AsSpan(0, _size), SocketFlags.None, _socketAddresses[i]);
+                        }
+                        break;
+#endif
                     case "raw-sendmmsg":
                         for (int i = 0; i < _n; i++) Stamp(new Span<byte>(_buffers + i * _size, _size), i, tick);
                         for (int i = 0; i < _n;)
