@@ -148,6 +148,10 @@ done
 stage ""
 
 if [ ${#broken[@]} -gt 0 ]; then
+  # The failures again, last: a run whose log is read from its end (CI keeps the tail) still names each failed test.
+  # Markers: dotnet test's normal logger "  Failed Name [t]", xunit's console "[FAIL]", the scripts' and runner's "  FAIL".
+  echo "failed tests and checks (first 40):"
+  grep -hE "^ +Failed [A-Za-z_]|\[FAIL\]|^ +FAIL " "$log"/*.txt | sed -E 's/^ +/  /' | cut -c1-240 | head -40
   echo "failing stages: ${broken[*]}"
   [ "$failed" -gt 0 ] || failed=1
 fi
