@@ -50,7 +50,6 @@ namespace WhereAllocation
         private readonly uint _mask;
         private readonly int _capacity;
         private readonly PendingPeerSet? _pending;
-        private readonly Func<EndPointKey, ulong>? _hashForTests;
         private int _count;
         private int _version;  // bumped by adds and Clear: an enumerator cannot survive them
         private int _removals; // an enumerator survives one removal per step
@@ -72,12 +71,12 @@ namespace WhereAllocation
         /// </summary>
         /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> or <paramref name="pendingCapacity"/> is not 1..<see cref="MaxCapacity"/>.</exception>
         public PeerTable(int capacity, int pendingCapacity)
-            : this(capacity, new PendingPeerSet(pendingCapacity), null)
+            : this(capacity, new PendingPeerSet(pendingCapacity))
         {
         }
 
-        /// <summary>A table without a pending set (the pending set's own index), or with a replaced hash (tests only).</summary>
-        internal PeerTable(int capacity, PendingPeerSet? pending, Func<EndPointKey, ulong>? hashForTests)
+        /// <summary>A table without a pending set: the pending set's own index.</summary>
+        internal PeerTable(int capacity, PendingPeerSet? pending)
         {
             CheckCapacity(capacity, nameof(capacity));
             _capacity = capacity;
@@ -86,7 +85,6 @@ namespace WhereAllocation
             _entries = new Entry[slots];
             _mask = (uint)slots - 1;
             _pending = pending;
-            _hashForTests = hashForTests;
         }
 
         /// <summary>The most peers the table holds. <see cref="TryAdd"/> answers <see cref="PeerAddResult.Full"/> beyond it.</summary>
@@ -241,8 +239,7 @@ namespace WhereAllocation
 
         private uint Hash(in EndPointKey key)
         {
-            ulong h = _hashForTests == null ? key.GetHashCode64() : _hashForTests(key);
-            return (uint)h | Occupied;
+            return (uint)key.GetHashCode64() | Occupied;
         }
 
         /// <summary>The slot holding <paramref name="key"/>, or -1.</summary>

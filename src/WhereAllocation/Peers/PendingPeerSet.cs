@@ -35,7 +35,7 @@ namespace WhereAllocation
         {
             if (capacity < 1 || capacity > PeerTable<int>.MaxCapacity)
                 throw new ArgumentOutOfRangeException(nameof(capacity), capacity, "A capacity is 1.." + PeerTable<int>.MaxCapacity + ".");
-            _index = new PeerTable<int>(capacity, null, null);
+            _index = new PeerTable<int>(capacity, null);
             _entries = new Entry[capacity];
             for (int i = 0; i < capacity; i++) _entries[i].Next = i + 1 < capacity ? i + 1 : -1;
             _free = 0;

@@ -7,6 +7,29 @@ namespace WhereAllocation.Tests
     public static class PeerKeys
     {
         /// <summary>
+        /// <paramref name="count"/> distinct loopback keys whose home slot in a table of <paramref name="slots"/> slots is one of
+        /// the <paramref name="width"/> slots from <paramref name="first"/> on, wrapping round the end: searched under the hash
+        /// the table itself uses (seeded per process), so a test makes clusters without replacing the table's hash.
+        /// </summary>
+        public static EndPointKey[] WithHomes(int count, int first, int width, int slots)
+        {
+            var keys = new EndPointKey[count];
+            uint mask = (uint)slots - 1;
+            int n = 0;
+            for (int port = 1; n < count && port < 65536; port++)
+            {
+                for (int host = 1; n < count && host < 65536; host++)
+                {
+                    EndPointKey key = EndPointKey.IPv4(127, (byte)(port >> 8), (byte)(host >> 8), (byte)host, port);
+                    uint home = (uint)key.GetHashCode64() & mask;
+                    if (((home - (uint)first) & mask) < (uint)width) keys[n++] = key;
+                }
+            }
+            if (n < count) throw new InvalidOperationException("Only " + n + " keys found with homes " + first + ".." + (first + width - 1) + " of " + slots + ".");
+            return keys;
+        }
+
+        /// <summary>
         /// <paramref name="count"/> distinct IPv4 keys spread over 127.0.0.0/8 and ports 1..65535, the same
         /// ones for the same <paramref name="seed"/>. Neighbours are included on purpose: every fourth key
         /// shares the previous key's address (another port), every fourth its port (the next address).

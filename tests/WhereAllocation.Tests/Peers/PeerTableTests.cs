@@ -156,19 +156,19 @@ namespace WhereAllocation.Tests
         }
 
         /// <summary>
-        /// Random adds and removes against a Dictionary model. With the weak hash (8 home slots at the end of
+        /// Random adds and removes against a Dictionary model. With keys clustered (8 home slots at the end of
         /// the 512 slots) every entry sits in one long cluster that wraps around the end of the array, which is where
         /// Robin Hood displacement and backward-shift removal go wrong if they are wrong.
         /// </summary>
         [Theory]
         [InlineData(false, 2000, 3000, 200_000)]
         [InlineData(true, 200, 300, 40_000)]
-        public void RandomChurnAgreesWithADictionary(bool weakHash, int capacity, int pool, int operations)
+        public void RandomChurnAgreesWithADictionary(bool clustered, int capacity, int pool, int operations)
         {
-            EndPointKey[] keys = PeerKeys.DistinctLoopback(pool, seed: 3);
-            Func<EndPointKey, ulong>? hash = null;
-            if (weakHash) hash = k => (ulong)(PeerKeys.XorHash(k) & 7) + 505; // homes 505..512 (mod 512): one cluster, wrapping
-            var table = new PeerTable<int>(capacity, null, hash);
+            // Clustered: homes 505..512 (mod 512), one cluster wrapping round the end.
+            if (clustered) Assert.Equal(512, PeerTable<int>.SlotCountFor(capacity));
+            EndPointKey[] keys = clustered ? PeerKeys.WithHomes(pool, 505, 8, 512) : PeerKeys.DistinctLoopback(pool, seed: 3);
+            var table = new PeerTable<int>(capacity, null);
             var model = new Dictionary<EndPointKey, int>();
             var random = new Random(4);
             for (int op = 0; op < operations; op++)
@@ -224,12 +224,12 @@ namespace WhereAllocation.Tests
         [Theory]
         [InlineData(false)]
         [InlineData(true)]
-        public void ForeachMayRemoveTheCurrentPeer(bool weakHash)
+        public void ForeachMayRemoveTheCurrentPeer(bool clustered)
         {
-            EndPointKey[] keys = PeerKeys.DistinctLoopback(300, seed: 5);
-            Func<EndPointKey, ulong>? hash = null;
-            if (weakHash) hash = k => (ulong)(PeerKeys.XorHash(k) % 5) + 509; // near the end of 512 slots: clusters wrap
-            var table = new PeerTable<int>(300, null, hash);
+            // Clustered: homes 509..513 (mod 512), near the end of the slots, so the clusters wrap.
+            Assert.Equal(512, PeerTable<int>.SlotCountFor(300));
+            EndPointKey[] keys = clustered ? PeerKeys.WithHomes(300, 509, 5, 512) : PeerKeys.DistinctLoopback(300, seed: 5);
+            var table = new PeerTable<int>(300, null);
             for (int i = 0; i < keys.Length; i++) Assert.Equal(PeerAddResult.Added, table.TryAdd(keys[i], i));
 
             var visits = new int[keys.Length];
