@@ -7,8 +7,8 @@
 # branch). The memory package's suite, apart, on each of those runtimes. Then the awaits under stress, the native leak
 # check under valgrind, the receive's and the send's instruction budgets on Mono under callgrind, the C reference
 # programs' loopback self-test, the datagram server benchmark's invariants on both runtimes, the contributor commands,
-# and the packaging checks (Unity package, NuGet packages, each package without the other, the library built as Unity
-# builds it for each target family). Each stage says its time; the run ends with one "N passed, N failed" line.
+# the docs' link check and the packaging checks (Unity package, NuGet packages, each package without the other, the
+# library built as Unity builds it for each target family). Each stage says its time; the run ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")"
 bash scripts/ensure-tools.sh test || exit 1
@@ -130,6 +130,11 @@ stage "Contributor commands: CONTRIBUTING.md's one-class commands run exactly th
 bash scripts/contributor-commands.sh 2>&1 | tee "$log/contributor.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(contributor-commands)
 count_summary "$log/contributor.txt"
+
+stage "Docs: every relative link and anchor of every markdown page resolves (scripts/link-check.sh)"
+bash scripts/link-check.sh 2>&1 | tee "$log/link-check.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || broken+=(link-check)
+count_summary "$log/link-check.txt"
 
 for check in "unity-meta.sh --check" "unity-version.sh --check" "pack-check.sh" "unity-builds.sh"; do
   case "$check" in
