@@ -26,8 +26,9 @@ dir=${WINE_TESTS_DIR:-$repo/artifacts/wine}
 # A prefix of this checkout's own: its wineserver is started and stopped here without touching anyone else's.
 export WINEPREFIX=$dir/prefix
 case "$suite" in
-  sockets) project=tests/WhereAllocation.Tests.Windows; exe=WhereAllocation.Tests.exe ;;
-  memory) project=tests/Memory; exe=WhereAllocation.Memory.Tests.exe; dir=$dir/memory ;;
+  sockets) project=tests/WhereAllocation.Tests.Windows; exe=WhereAllocation.Tests.exe; host=() ;;
+  # The memory suite is a test project: Microsoft.NET.Test.Sdk publishes it without the .exe Wine starts, unless asked.
+  memory) project=tests/Memory; exe=WhereAllocation.Memory.Tests.exe; dir=$dir/memory; host=(-p:UseAppHost=true) ;;
   *) echo "usage: $0 [sockets|memory]" >&2; exit 2 ;;
 esac
 bin=$dir/bin
@@ -47,10 +48,11 @@ mkdir -p "$dir" "$logs"
 rm -f "$logs"/*
 
 echo "wine-tests: publishing $project for win-x64 (self-contained)"
-if ! dotnet publish "$project" -c Release -r win-x64 --self-contained -o "$bin" -nologo -v quiet >"$logs/publish.txt" 2>&1; then
+if ! dotnet publish "$project" -c Release -r win-x64 --self-contained "${host[@]}" -o "$bin" -nologo -v quiet >"$logs/publish.txt" 2>&1; then
   cat "$logs/publish.txt"
   fail_setup "publish failed"
 fi
+[ -f "$exe" ] || fail_setup "the publish made no $(basename "$exe") for Wine to start (an app host: UseAppHost)"
 
 wine_prefix_ready "$logs/prefix.txt" wine-tests || fail_setup "could not create the Wine prefix"
 
