@@ -1,3 +1,4 @@
+#nullable enable
 using System;
 using Mirage.SocketLayer;
 
@@ -33,13 +34,13 @@ namespace WhereAllocation.Samples
         public bool IsStateful => false;
 
         /// <summary>Not used for a stateless handle (Mirage looks its connection up by the key).</summary>
-        public ISocketLayerConnection SocketLayerConnection { get; set; }
+        public ISocketLayerConnection? SocketLayerConnection { get; set; }
 
         /// <summary>False: Mirage itself sends the disconnect message and lingers.</summary>
         public bool SupportsGracefulDisconnect => false;
 
         /// <summary>Does nothing: there is no per-peer state to close.</summary>
-        public void Disconnect(string gracefulDisconnectReason)
+        public void Disconnect(string? gracefulDisconnectReason)
         {
         }
 
@@ -47,10 +48,10 @@ namespace WhereAllocation.Samples
         public IConnectionHandle CreateCopy() => new WhereAllocationConnectionHandle(_key);
 
         /// <summary>Whether <paramref name="other"/> holds the same address and port.</summary>
-        public bool Equals(WhereAllocationConnectionHandle other) => !ReferenceEquals(other, null) && other._key == _key;
+        public bool Equals(WhereAllocationConnectionHandle? other) => !ReferenceEquals(other, null) && other._key == _key;
 
         /// <summary>Whether <paramref name="obj"/> is a handle of this kind with the same address and port.</summary>
-        public override bool Equals(object obj) => obj is WhereAllocationConnectionHandle other && other._key == _key;
+        public override bool Equals(object? obj) => obj is WhereAllocationConnectionHandle other && other._key == _key;
 
         /// <summary>The key's hash (seeded per process, allocation free).</summary>
         public override int GetHashCode() => _key.GetHashCode();

@@ -1,8 +1,8 @@
+#nullable enable
 using System;
 using System.Net;
 using System.Net.Sockets;
 using Mirage.SocketLayer;
-using UnityEngine;
 
 namespace WhereAllocation.Samples
 {
@@ -31,17 +31,27 @@ namespace WhereAllocation.Samples
     /// from a message handler during a tick, the tick stops after that datagram.</para>
     /// <para>Any other socket error ends the tick and reaches Mirage's <c>Peer</c>, which logs it; the next tick
     /// receives again. One thread at a time, as Mirage uses a socket.</para>
+    /// <para>It uses nothing of Unity: the warnings go to the sink given to the constructor
+    /// (<see cref="WhereAllocationSocketFactory"/> gives Unity's <c>Debug.LogWarning</c>).</para>
     /// </remarks>
     public sealed class WhereAllocationSocket : ISocket
     {
-        private Socket _socket;
-        private byte[] _receiveBuffer;
-        private OnData _onData;
+        private Socket? _socket;
+        private byte[] _receiveBuffer = Array.Empty<byte>();
+        private OnData? _onData;
+        private readonly Action<string> _warning;
         // The handle every received datagram is reported with (a server), its key the datagram's sender.
         private readonly WhereAllocationConnectionHandle _received = new WhereAllocationConnectionHandle(default);
         // A client's server: the only sender whose datagrams a client passes on. Null on a server.
-        private WhereAllocationConnectionHandle _server;
+        private WhereAllocationConnectionHandle? _server;
         private bool _warnedTruncated, _warnedStranger, _warnedSendFull;
+
+        /// <summary>A socket that reports each kind of dropped datagram once to <paramref name="warning"/>.</summary>
+        /// <exception cref="ArgumentNullException"><paramref name="warning"/> is null.</exception>
+        public WhereAllocationSocket(Action<string> warning)
+        {
+            _warning = warning ?? throw new ArgumentNullException(nameof(warning));
+        }
 
         /// <summary>Datagrams dropped because they were longer than Mirage's packet size.</summary>
         public long TruncatedDatagrams { get; private set; }
@@ -53,7 +63,7 @@ namespace WhereAllocation.Samples
         public long DroppedSends { get; private set; }
 
         /// <summary>The socket's local address and port once bound or connected (for logs and tests; allocates).</summary>
-        public IPEndPoint LocalEndPoint => _socket == null ? null : (IPEndPoint)_socket.LocalEndPoint;
+        public IPEndPoint? LocalEndPoint => (IPEndPoint?)_socket?.LocalEndPoint;
 
         /// <summary>Binds a server's socket to the <see cref="WhereAllocationEndPoint"/> given (dual-mode if it says so).</summary>
         /// <exception cref="InvalidOperationException">The socket is already bound or connected.</exception>
@@ -80,7 +90,7 @@ namespace WhereAllocation.Samples
             return _server;
         }
 
-        private WhereAllocationEndPoint Expect(object endPoint)
+        private WhereAllocationEndPoint Expect(object? endPoint)
         {
             if (_socket != null) throw new InvalidOperationException("This socket is already bound or connected.");
             return endPoint as WhereAllocationEndPoint
@@ -96,13 +106,14 @@ namespace WhereAllocation.Samples
         /// <summary>Closes the socket; safe to call more than once.</summary>
         public void Close()
         {
-            Socket socket = _socket;
+            Socket? socket = _socket;
             _socket = null;
             socket?.Dispose();
         }
 
         void ISocket.SetTickEvents(int maxPacketSize, OnData onData, OnDisconnect onDisconnect)
         {
+            if (onData == null) throw new ArgumentNullException(nameof(onData));
             // One buffer for the socket's life: Mirage reads each datagram inside OnData and keeps no reference to it.
             _receiveBuffer = new byte[maxPacketSize];
             _onData = onData;
@@ -112,13 +123,15 @@ namespace WhereAllocation.Samples
         void ISocket.Tick()
         {
             byte[] buffer = _receiveBuffer;
+            OnData? onData = _onData;
+            if (onData == null) return;   // SetTickEvents not called yet: Mirage's Peer calls it in its constructor
             // _socket is read again for each datagram: a message handler may close the socket.
             while (_socket != null && _socket.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out ReceivedDatagram datagram))
             {
                 if (datagram.Truncated)
                 {
                     TruncatedDatagrams++;
-                    if (!_warnedTruncated) { _warnedTruncated = true; Debug.LogWarning("WhereAllocationSocket: dropped a datagram longer than Mirage's packet size (" + buffer.Length + " bytes) from " + datagram.RemoteEndPoint + "; TruncatedDatagrams counts them (warned once)."); }
+                    if (!_warnedTruncated) { _warnedTruncated = true; _warning("WhereAllocationSocket: dropped a datagram longer than Mirage's packet size (" + buffer.Length + " bytes) from " + datagram.RemoteEndPoint + "; TruncatedDatagrams counts them (warned once)."); }
                     continue;
                 }
                 if (datagram.Length == 0) continue;
@@ -128,7 +141,7 @@ namespace WhereAllocation.Samples
                     if (datagram.RemoteEndPoint != _server.Key)
                     {
                         StrangerDatagrams++;
-                        if (!_warnedStranger) { _warnedStranger = true; Debug.LogWarning("WhereAllocationSocket: a client dropped a datagram from " + datagram.RemoteEndPoint + ", not its server " + _server.Key + "; StrangerDatagrams counts them (warned once)."); }
+                        if (!_warnedStranger) { _warnedStranger = true; _warning("WhereAllocationSocket: a client dropped a datagram from " + datagram.RemoteEndPoint + ", not its server " + _server.Key + "; StrangerDatagrams counts them (warned once)."); }
                         continue;
                     }
                     from = _server;
@@ -138,7 +151,7 @@ namespace WhereAllocation.Samples
                     _received.Set(datagram.RemoteEndPoint);
                     from = _received;
                 }
-                _onData(from, new ReadOnlySpan<byte>(buffer, 0, datagram.Length));
+                onData(from, new ReadOnlySpan<byte>(buffer, 0, datagram.Length));
             }
         }
 
@@ -151,7 +164,7 @@ namespace WhereAllocation.Samples
             Socket socket = _socket ?? throw new ObjectDisposedException(nameof(WhereAllocationSocket), "The socket is closed.");
             if (socket.TrySendTo_NonAlloc(packet, ((WhereAllocationConnectionHandle)handle).Key)) return;
             DroppedSends++;
-            if (!_warnedSendFull) { _warnedSendFull = true; Debug.LogWarning("WhereAllocationSocket: the send buffer was full, a datagram to " + handle + " was dropped; DroppedSends counts them (warned once)."); }
+            if (!_warnedSendFull) { _warnedSendFull = true; _warning("WhereAllocationSocket: the send buffer was full, a datagram to " + handle + " was dropped; DroppedSends counts them (warned once)."); }
         }
 
         // Each send goes out at once in Send; nothing is held back for Flush (see the sample's README).

@@ -49,7 +49,7 @@ namespace WhereAllocation.Samples
         public override ISocket CreateServerSocket()
         {
             ThrowIfUnsupported();
-            return new WhereAllocationSocket();
+            return new WhereAllocationSocket(Debug.LogWarning);
         }
 
         /// <summary>A new client socket.</summary>
@@ -57,7 +57,7 @@ namespace WhereAllocation.Samples
         public override ISocket CreateClientSocket()
         {
             ThrowIfUnsupported();
-            return new WhereAllocationSocket();
+            return new WhereAllocationSocket(Debug.LogWarning);
         }
 
         /// <summary>The server's address: IPv6's any-address dual-mode, or IPv4's, on <see cref="Port"/>.</summary>
