@@ -4,7 +4,7 @@ using Mirage.SocketLayer;
 
 // The server's socket as Mirage's Peer sees it, with meters around it: every call goes to the socket under test, and
 // the bytes GC.GetAllocatedBytesForCurrentThread counts are split into the socket's own (Tick less the OnData calls it
-// makes into Mirage; Send) and Mirage's (inside OnData). Each received datagram's sender is checked against the client
+// makes into Mirage; Send, wherever Mirage calls it) and Mirage's (inside OnData, less the sends it makes from there). Each received datagram's sender is checked against the client
 // ports (sender): a datagram from anyone else, or one the socket attributes to the wrong peer, is counted as wrong.
 internal sealed class MeteredSocket : ISocket
 {
@@ -13,7 +13,7 @@ internal sealed class MeteredSocket : ISocket
     private readonly HashSet<int> _clientPorts;
     private OnData _mirage;
 
-    public long TickBytes, MirageBytes, SendBytes, Datagrams, Sends, WrongSenders;
+    public long TickBytes, MirageBytes, SendBytes, SendBytesInsideTick, Datagrams, Sends, WrongSenders;
 
     public MeteredSocket(ISocket inner, Func<IConnectionHandle, (bool Loopback, int Port)> sender, HashSet<int> clientPorts)
     {
@@ -33,16 +33,18 @@ internal sealed class MeteredSocket : ISocket
         Datagrams++;
         (bool loopback, int port) = _sender(handle);
         if (!loopback || !_clientPorts.Contains(port)) WrongSenders++;
-        long before = GC.GetAllocatedBytesForCurrentThread();
+        long sendBytes = SendBytes, before = GC.GetAllocatedBytesForCurrentThread();
         _mirage(handle, data);
-        MirageBytes += GC.GetAllocatedBytesForCurrentThread() - before;
+        // Less what the socket's Send spent when Mirage sent from inside OnData (an ack after a number of receives).
+        MirageBytes += GC.GetAllocatedBytesForCurrentThread() - before - (SendBytes - sendBytes);
     }
 
     public void Tick()
     {
-        long before = GC.GetAllocatedBytesForCurrentThread();
+        long sendBytes = SendBytes, before = GC.GetAllocatedBytesForCurrentThread();
         _inner.Tick();
         TickBytes += GC.GetAllocatedBytesForCurrentThread() - before;
+        SendBytesInsideTick += SendBytes - sendBytes;
     }
 
     public void Send(IConnectionHandle handle, ReadOnlySpan<byte> packet)

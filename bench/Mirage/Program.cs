@@ -103,22 +103,6 @@ internal static class Program
                 return (v4 == EndPointKey.IPv4(127, 0, 0, 1, v4.Port), v4.Port);
             };
         }
-        // What Mirage's connection look-up (a Dictionary keyed by the handle) costs with the stock handle: its GetHashCode and
-        // Equals are the IPEndPoint's (an IPv4-mapped address, as the dual-mode socket reports IPv4 clients).
-        string lookup = "";
-        if (kind == "stock")
-        {
-            var a = new UdpConnectionHandle(new IPEndPoint(MappedLoopback, 40000));
-            var b = new UdpConnectionHandle(new IPEndPoint(MappedLoopback, 40000));
-            int sink = 0;
-            for (int i = 0; i < 100; i++) { sink += a.GetHashCode(); sink += a.Equals(b) ? 1 : 0; }
-            long h0 = GC.GetAllocatedBytesForCurrentThread();
-            for (int i = 0; i < 1000; i++) sink += a.GetHashCode();
-            long h1 = GC.GetAllocatedBytesForCurrentThread();
-            for (int i = 0; i < 1000; i++) sink += a.Equals(b) ? 1 : 0;
-            long h2 = GC.GetAllocatedBytesForCurrentThread();
-            lookup = $" | the stock handle's GetHashCode {(h1 - h0) / 1000.0:F1} B, Equals {(h2 - h1) / 1000.0:F1} B per call{(sink == 42 ? "" : "")}";
-        }
         var metered = new MeteredSocket(inner, sender, clientPorts);
         var server = new Peer(metered, packetSize, handler, config, logger);
         int connected = 0;
@@ -173,7 +157,7 @@ internal static class Program
         while (clock.Elapsed.TotalSeconds < until) { server.UpdateReceive(); server.UpdateSent(); Thread.Sleep(tickMs); }
 
         ServerThreadCalls.Mark();
-        long datagrams0 = metered.Datagrams, tick0 = metered.TickBytes, mirage0 = metered.MirageBytes, send0 = metered.SendBytes, sends0 = metered.Sends;
+        long datagrams0 = metered.Datagrams, tick0 = metered.TickBytes, mirage0 = metered.MirageBytes, send0 = metered.SendBytes, sends0 = metered.Sends, sendInTick0 = metered.SendBytesInsideTick;
         long wrong0 = metered.WrongSenders, messages0 = handler.Messages;
         long bytes0 = GC.GetAllocatedBytesForCurrentThread();
         until = clock.Elapsed.TotalSeconds + seconds;
@@ -181,7 +165,9 @@ internal static class Program
         while (clock.Elapsed.TotalSeconds < until) { server.UpdateReceive(); server.UpdateSent(); ticks++; Thread.Sleep(tickMs); }
         long bytes = GC.GetAllocatedBytesForCurrentThread() - bytes0;
         long received = metered.Datagrams - datagrams0, sends = metered.Sends - sends0, messages = handler.Messages - messages0;
-        long socketReceive = (metered.TickBytes - tick0) - (metered.MirageBytes - mirage0), mirage = metered.MirageBytes - mirage0, socketSend = metered.SendBytes - send0;
+        long socketSend = metered.SendBytes - send0, mirage = metered.MirageBytes - mirage0;
+        // Tick's bytes less Mirage's and less the sends Mirage made from inside OnData (counted as sends).
+        long socketReceive = (metered.TickBytes - tick0) - mirage - (metered.SendBytesInsideTick - sendInTick0);
         long wrong = metered.WrongSenders - wrong0;
         ServerThreadCalls.Mark();
         Volatile.Write(ref stop, true);
@@ -192,9 +178,9 @@ internal static class Program
         string runtime = Runtime.IsMono ? "Mono " + MonoVersion() : ".NET " + Environment.Version;
         Console.WriteLine($"{runtime}, {kind}, {(dual ? "dual-mode" : "IPv4")}, {clients} clients, tick {tickMs} ms: {ticks} ticks, {received} datagrams received, {sends} sent, {messages} messages"
             + $" | server thread {Per(bytes, received)} B/datagram"
-            + $" | socket: receive {Per(socketReceive, received)} B/datagram, send {Per(socketSend, sends)} B/datagram"
+            + $" | socket: receive {Per(socketReceive, received)} B/datagram, send {Per(socketSend, sends)} B/datagram, both {Per(socketReceive + socketSend, received)} B per received datagram"
             + $" | Mirage (inside OnData) {Per(mirage, received)} B/datagram"
-            + $" | senders wrong {wrong}, messages on the wrong connection {handler.Mismatched}, connections {handler.Owner.Count}/{clients} one index each: {ownersOk}" + lookup);
+            + $" | senders wrong {wrong}, messages on the wrong connection {handler.Mismatched}, connections {handler.Owner.Count}/{clients} one index each: {ownersOk}");
         Console.WriteLine("  oracle: " + AllocationOracle.Describe() + "; window markers: " + ServerThreadCalls.MarkerSize + "-byte sendto on the server thread");
         server.Close();
         foreach (Peer peer in peers) peer.Close();
