@@ -62,7 +62,7 @@ internal static class Program
                 default: Console.Error.WriteLine("unknown option " + args[i]); return 2;
             }
         }
-        if (kind != "stock" && kind != "where-allocation") { Console.Error.WriteLine("--socket stock|where-allocation"); return 2; }
+        if (kind != "stock" && kind != "where-allocation" && kind != "where-allocation-batch") { Console.Error.WriteLine("--socket stock|where-allocation|where-allocation-batch"); return 2; }
         // Mirage's UdpSocket.Bind sets DualMode on whatever it binds, which an IPv4 socket refuses: it is dual-mode only.
         if (kind == "stock" && !dual) { Console.Error.WriteLine("Mirage's UdpSocket binds dual-mode sockets only: give --dual"); return 2; }
         if (AllocationOracle.Kind != OracleKind.ThreadBytes)
@@ -94,7 +94,9 @@ internal static class Program
         }
         else
         {
-            inner = new WhereAllocationSocket(text => Console.Error.WriteLine(text));
+            var sample = new WhereAllocationSocket(text => Console.Error.WriteLine(text));
+            // where-allocation-batch: the sample's socket with its sends held in a DatagramBatch until Flush (BatchedSendSocket.cs).
+            inner = kind == "where-allocation-batch" ? new BatchedSendSocket(sample, 256, packetSize) : sample;
             bindTo = dual ? new WhereAllocationEndPoint(new IPEndPoint(MappedLoopback, 0), dualMode: true) : new WhereAllocationEndPoint(new IPEndPoint(IPAddress.Loopback, 0));
             sender = handle =>
             {
@@ -110,7 +112,7 @@ internal static class Program
         server.Bind(bindTo);
         int port = kind == "stock"
             ? ((IPEndPoint)((Socket)typeof(UdpSocket).GetField("socket", BindingFlags.NonPublic | BindingFlags.Instance).GetValue(inner)).LocalEndPoint).Port
-            : ((WhereAllocationSocket)inner).LocalEndPoint.Port;
+            : (inner is BatchedSendSocket batched ? batched.Inner : (WhereAllocationSocket)inner).LocalEndPoint.Port;
 
         var peers = new Peer[clients];
         var connections = new IConnection[clients];
@@ -161,8 +163,17 @@ internal static class Program
         long wrong0 = metered.WrongSenders, messages0 = handler.Messages;
         long bytes0 = GC.GetAllocatedBytesForCurrentThread();
         until = clock.Elapsed.TotalSeconds + seconds;
-        long ticks = 0;
-        while (clock.Elapsed.TotalSeconds < until) { server.UpdateReceive(); server.UpdateSent(); ticks++; Thread.Sleep(tickMs); }
+        long ticks = 0, sentCpu = 0, cpu0 = ThreadCpu.Nanoseconds();
+        while (clock.Elapsed.TotalSeconds < until)
+        {
+            server.UpdateReceive();
+            long beforeSent = ThreadCpu.Nanoseconds();
+            server.UpdateSent();
+            sentCpu += ThreadCpu.Nanoseconds() - beforeSent;
+            ticks++;
+            Thread.Sleep(tickMs);
+        }
+        long cpu = ThreadCpu.Nanoseconds() - cpu0;
         long bytes = GC.GetAllocatedBytesForCurrentThread() - bytes0;
         long received = metered.Datagrams - datagrams0, sends = metered.Sends - sends0, messages = handler.Messages - messages0;
         long socketSend = metered.SendBytes - send0, mirage = metered.MirageBytes - mirage0;
@@ -181,6 +192,8 @@ internal static class Program
             + $" | socket: receive {Per(socketReceive, received)} B/datagram, send {Per(socketSend, sends)} B/datagram, both {Per(socketReceive + socketSend, received)} B per received datagram"
             + $" | Mirage (inside OnData) {Per(mirage, received)} B/datagram"
             + $" | senders wrong {wrong}, messages on the wrong connection {handler.Mismatched}, connections {handler.Owner.Count}/{clients} one index each: {ownersOk}");
+        Console.WriteLine($"  server thread CPU: {cpu / 1000.0 / ticks:F1} us per tick, {(double)cpu / received:F0} ns per received datagram; UpdateSent (Mirage's sends and the socket's Flush) {sentCpu / 1000.0 / ticks:F1} us per tick, {(double)sentCpu / Math.Max(1, sends):F0} ns per datagram sent"
+            + (inner is BatchedSendSocket b ? $"; {b.BatchSends} batch sends, {b.Dropped} dropped" : ""));
         Console.WriteLine("  oracle: " + AllocationOracle.Describe() + "; window markers: " + ServerThreadCalls.MarkerSize + "-byte sendto on the server thread");
         server.Close();
         foreach (Peer peer in peers) peer.Close();
@@ -193,6 +206,22 @@ internal static class Program
     {
         MethodInfo display = Type.GetType("Mono.Runtime")?.GetMethod("GetDisplayName", BindingFlags.NonPublic | BindingFlags.Static);
         return display?.Invoke(null, null) as string ?? "";
+    }
+}
+
+// The calling thread's CPU time (clock_gettime(CLOCK_THREAD_CPUTIME_ID), Linux): what the server thread itself spent, the
+// clients' thread and the sleeps left out.
+internal static class ThreadCpu
+{
+    private struct Timespec { public long Seconds, Nanoseconds; }
+
+    [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "clock_gettime")]
+    private static extern int ClockGetTime(int clock, out Timespec time);
+
+    public static long Nanoseconds()
+    {
+        ClockGetTime(3, out Timespec t);   // CLOCK_THREAD_CPUTIME_ID
+        return t.Seconds * 1_000_000_000 + t.Nanoseconds;
     }
 }
 

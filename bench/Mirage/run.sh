@@ -2,7 +2,9 @@
 # Builds bench/Mirage against a Mirage source folder and prints, for CoreCLR and Mono, IPv4 and dual-mode, what the
 # server thread allocated per received datagram (the socket's share and Mirage's): Mirage's stock UdpSocket (dual-mode
 # only), then the Unity package's WhereAllocationSocket.
-# Usage: bench/Mirage/run.sh <Mirage checkout>/Assets/Mirage/Runtime [--syscalls] [Program options, e.g. --clients 50 --seconds 5]
+# Usage: bench/Mirage/run.sh <Mirage checkout>/Assets/Mirage/Runtime [--syscalls | --flush-rounds N] [Program options, e.g. --clients 50 --seconds 5]
+#   --flush-rounds N: the sample's socket against the same with its sends held for Flush in a DatagramBatch
+#   (BatchedSendSocket.cs), N interleaved rounds per runtime, IPv4; the server thread's CPU time per tick, and its median.
 #   --syscalls: each run under strace -f; the receive and poll calls the server thread made between the program's window
 #   markers (a 997-byte sendto from that thread at the window's start and end) are counted and divided by the datagrams
 #   received in the window.
@@ -17,6 +19,7 @@
 set -uo pipefail
 source=$(readlink -f "${1:?usage: run.sh <Mirage Runtime folder> [--syscalls] [options]}"); shift
 syscalls=; [ "${1:-}" = --syscalls ] && { syscalls=1; shift; }
+rounds=; [ "${1:-}" = --flush-rounds ] && { rounds=$2; shift 2; }
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -27,7 +30,7 @@ packages=$(dotnet msbuild "$root/src/WhereAllocation" -getProperty:NuGetPackageR
 refs=${packages%/}/netstandard.library.ref/2.1.0/ref/netstandard2.1
 mkdir -p "$work/mono"
 cp "$root/artifacts/bin/WhereAllocation/Release/netstandard2.1/WhereAllocation.dll" "$work/mono/"
-mapfile -t sources < <(ls Program.cs UnityEngineStandIn.cs MeteredSocket.cs ServerThreadCalls.cs "$root"/tests/Shared/AllocationOracle.cs "$root"/tests/Shared/Runtime.cs \
+mapfile -t sources < <(ls Program.cs UnityEngineStandIn.cs MeteredSocket.cs ServerThreadCalls.cs BatchedSendSocket.cs "$root"/tests/Shared/AllocationOracle.cs "$root"/tests/Shared/Runtime.cs \
   "$root"/src/WhereAllocation/Samples~/MirageSocket/*.cs; find "$source/SocketLayer" -name '*.cs'; ls "$source"/Sockets/Udp/*.cs)
 references=(); for f in "$refs"/*.dll; do references+=("-reference:$f"); done
 dotnet "$csc" -nologo -noconfig -nostdlib -target:exe -langversion:9 -optimize -unsafe -nowarn:1701,1702,8632,0168,0219,0414,0649,0169,0067,0618 \
@@ -65,6 +68,22 @@ run() { # <runtime> <options...>
   return "$status"
 }
 status=0
+if [ -n "$rounds" ]; then
+  for runtime in net10.0 mono; do
+    : >"$work/cpu.txt"
+    for round in $(seq "$rounds"); do
+      for kind in where-allocation where-allocation-batch; do
+        run "$runtime" --socket "$kind" "$@" >"$work/round.txt" || status=1
+        sed -n '1p' "$work/round.txt" | cut -d'|' -f1; grep 'server thread CPU' "$work/round.txt"
+        printf '%s %s\n' "$kind" "$(sed -nE 's/.*server thread CPU: ([0-9.]+) us per tick.*/\1/p' "$work/round.txt")" >>"$work/cpu.txt"
+      done
+    done
+    for kind in where-allocation where-allocation-batch; do
+      echo "  $runtime, $kind: median of $rounds rounds: $(awk -v k="$kind" '$1 == k { print $2 }' "$work/cpu.txt" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }') us of server-thread CPU per tick"
+    done
+  done
+  exit $status
+fi
 for runtime in net10.0 mono; do
   run "$runtime" --socket stock --dual "$@" || status=1
   run "$runtime" --socket where-allocation "$@" || status=1
