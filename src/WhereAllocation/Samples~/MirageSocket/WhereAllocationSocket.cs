@@ -24,7 +24,7 @@ namespace WhereAllocation.Samples
     /// <para><b>A full send buffer</b>: <see cref="Send"/> drops the datagram, as a network would (Mirage resends what
     /// is reliable), counts it in <see cref="DroppedSends"/> and warns once; it never waits and never throws for it.</para>
     /// <para><b>A reset</b> (a peer's port closed: ICMP port unreachable): never an error here. The socket is not
-    /// connected, so Linux and macOS report nothing and the library consumes Windows' report inside the receive; the
+    /// connected, which Linux never reports it to, and the library consumes Windows' report inside the receive; the
     /// next datagram is received as usual. Mirage finds the peer gone by its own timeout.</para>
     /// <para><b>Closed</b> (<see cref="ISocket.Close"/>, safe to call more than once): <see cref="ISocket.Tick"/> does
     /// nothing, and <see cref="Send"/> throws <see cref="ObjectDisposedException"/>. If Mirage closes the socket
