@@ -45,6 +45,9 @@
 #     rotation), the Server and WebGL lists none, as Mirror leaves them. Compiled for the Dedicated Server, Linux,
 #     Windows, Android, WebGL and the editor: the sample and the transport must compile on each;
 #   - the kcp2k sample imported without Mirror: it must fail loudly (CS0246 naming kcp2k).
+#   - the Mirage socket sample imported with a stand-in of Mirage's SocketLayer (tests/Unity/StandIns/Mirage) installed as
+#     the package com.miragenet.mirage (158.3.5, and 156.2.0, its guard's lower bound): it compiles for each target family;
+#     with Mirage 156.1.0 and without Mirage its guard (versionDefines on that package) skips it and the project compiles.
 # Stricter than Unity elsewhere: warnings are errors. Planted violations prove the compilation can fail: each is a copy
 # of a project with one mistake, which must fail with the compiler's (or Unity's) own message; "planted violation
 # rejected" counts as a pass. And: every .cs file the packages compile begins with #nullable enable (a csc.rsp is not
@@ -387,6 +390,46 @@ grep -m3 "error" "$work/build/no-mirror.txt" | sed 's/^/  /'
 [ $status != 0 ] && grep -q "error CS0246: The type or namespace name 'kcp2k'" "$work/build/no-mirror.txt"
 check $? "the kcp2k sample imported into a project without Mirror fails loudly (CS0246 naming kcp2k), never skipped in silence"
 
+echo "== The Mirage socket sample: with Mirage (a stand-in of its SocketLayer at 158.3.5, tests/Unity/StandIns/Mirage, installed"
+echo "   as the package com.miragenet.mirage) and without; its asmdef's versionDefines on that package is its guard"
+mirage_sample=src/WhereAllocation/Samples~/MirageSocket
+with_mirage() { # <project> [version]: the stand-in where a UPM install puts Mirage (its package root is Mirage's Assets/Mirage)
+  local m=$1/Packages/com.miragenet.mirage
+  mkdir -p "$m"; cp tests/Unity/StandIns/Mirage/package.json "$m/"; cp -r tests/Unity/StandIns/Mirage/Runtime "$m/"
+  [ -z "${2:-}" ] || sed -i -E "s/(\"version\": \")[^\"]*/\1$2/" "$m/package.json"
+}
+# The user's side as the sample's README gives it: a script with no .asmdef (Assembly-CSharp) holding the factory.
+user_factory() { # <project>
+  mkdir -p "$1/Assets/Scripts"
+  printf 'using UnityEngine;\nusing WhereAllocation.Samples;\n\npublic sealed class GameSockets : MonoBehaviour\n{\n    public WhereAllocationSocketFactory Factory;\n\n    public int PacketSize() => Factory.MaxPacketSize;\n}\n' >"$1/Assets/Scripts/GameSockets.cs"
+}
+mirage_project() { # <folder> [Mirage version]: Mirage installed (unless the version is "none"), the sample imported
+  new_project "$1"; [ "${2:-}" = none ] || with_mirage "$1" "${2:-}"
+  tool import-samples --package "$(sockets_package "$1")" --project "$1" --only MirageSocket >/dev/null
+}
+mirage_project "$work/mirage"; user_factory "$work/mirage"
+for build in linux-server-il2cpp:standard linux-mono:standard android-il2cpp:standard ios-il2cpp:standard macos-il2cpp:standard windows-il2cpp:framework editor:standard; do
+  target=${build%%:*} api=${build#*:} out=$work/build/mirage-${build%%:*}-${build#*:}
+  unity_compile "$work/mirage" "$target" "$api" "$out" >"$out.txt" 2>&1; status=$?
+  [ $status = 0 ] || sed 's/^/  /' "$out.txt"
+  grep -q "compiled WhereAllocation.Samples.MirageSocket.$version .*references WhereAllocation, Mirage.SocketLayer, UnityEngine" "$out.txt" \
+    && grep -q "compiled Assembly-CSharp (.*references .*WhereAllocation.Samples.MirageSocket.$version" "$out.txt"
+  check $(( status || $? )) "Mirage 158.3.5, $target, API level $api: the Mirage sample compiles (WHEREALLOCATION_MIRAGE_SOCKET from versionDefines) and a user's script sees its factory"
+done
+mirage_project "$work/mirage-156.2.0" 156.2.0
+unity_compile "$work/mirage-156.2.0" linux-mono standard "$work/build/mirage-156.2.0" >"$work/build/mirage-156.2.0.txt" 2>&1; status=$?
+grep -q "compiled WhereAllocation.Samples.MirageSocket.$version " "$work/build/mirage-156.2.0.txt"
+check $(( status || $? )) "Mirage 156.2.0 (the guard's lower bound): the Mirage sample compiles"
+for mirage in 156.1.0 none; do
+  mirage_project "$work/mirage-$mirage" "$mirage"
+  unity_compile "$work/mirage-$mirage" linux-mono standard "$work/build/mirage-$mirage" >"$work/build/mirage-$mirage.txt" 2>&1; status=$?
+  [ $status = 0 ] || sed 's/^/  /' "$work/build/mirage-$mirage.txt"
+  grep "MirageSocket" "$work/build/mirage-$mirage.txt" | sed 's/^/  /'
+  grep -q "WhereAllocation.Samples.MirageSocket.$version: not compiled for linux-mono (defineConstraints WHEREALLOCATION_MIRAGE_SOCKET)" "$work/build/mirage-$mirage.txt" \
+    && [ ! -f "$work/build/mirage-$mirage/WhereAllocation.Samples.MirageSocket.$version.dll" ]
+  check $(( status || $? )) "$([ $mirage = none ] && echo "no Mirage in the project" || echo "Mirage $mirage (older than the push-based ISocket with Flush)"): the Mirage sample is skipped by its guard and the project compiles"
+done
+
 echo "== Planted violations: each must fail that compilation (a pass here is a violation rejected)"
 planted() { # <name> <target> <the compiler's or Unity's message expected> <mutation command...>; PLANTED_MODE=cached, PLANTED_AS_UNITY=1
   local name=$1 target=$2 expect=$3; shift 3
@@ -468,6 +511,27 @@ planted_kcp2k kcp2k-sample-override-with-wrong-signature linux-mono "CS0115" 90 
 planted_kcp2k README-Mirror-89.7-form-on-Mirror-90 linux-mono "CS0618" 90 m96 2 true
 planted_kcp2k kcp2k-sample-guarded-by-MIRROR_89_OR_NEWER-Dedicated-Server linux-server-il2cpp "$missing_sample" 90 m96 1 guard_89
 planted_kcp2k kcp2k-sample-guarded-by-MIRROR_89-or-90-after-rotation linux-mono "$missing_sample" 90 projected 1 guard_89_or_90
+# The Mirage sample: a member named otherwise than Mirage's ISocket names it (CS0535), in a project with Mirage; its
+# guard removed (no versionDefines, no defineConstraints), in a project without Mirage: no longer skipped, it fails.
+planted_mirage() { # <name> <Mirage version or none> <expected message> <mutation of the imported sample folder>
+  local name=$1 mirage=$2 expect=$3 mutate=$4 dir=$work/planted/$1
+  mirage_project "$dir" "$mirage"
+  "$mutate" "$(find "$dir/Assets/Samples" -mindepth 3 -maxdepth 3 -type d -name 'Mirage*' -path "*/$version/*" | head -1)"
+  unity_compile "$dir" linux-mono standard "$dir.out" >"$dir.txt" 2>&1; status=$?
+  if [ $status != 0 ] && grep -q -- "$expect" "$dir.txt"; then grep -m2 -E "error" "$dir.txt" | sed 's/^/  /'; check 0 "planted violation rejected: $name (linux-mono: $expect)"
+  else sed 's/^/  /' "$dir.txt"; check 1 "planted violation rejected: $name (linux-mono: expected a failure with $expect)"; fi
+}
+mirage_wrong_member() { sed -i 's/public void Send(IConnectionHandle handle, ReadOnlySpan<byte> packet)/public void SendTo(IConnectionHandle handle, ReadOnlySpan<byte> packet)/' "$1/WhereAllocationSocket.cs"; }
+mirage_unguarded() { python3 - "$1"/*.asmdef <<'PY'
+import json, sys
+path = sys.argv[1]
+asmdef = json.load(open(path))
+asmdef.pop("versionDefines"); asmdef.pop("defineConstraints")
+json.dump(asmdef, open(path, "w"), indent=4)
+PY
+}
+planted_mirage mirage-sample-member-not-in-ISocket 158.3.5 "error CS0535: 'WhereAllocationSocket' does not implement interface member 'ISocket.Send" mirage_wrong_member
+planted_mirage mirage-sample-guard-removed-no-Mirage none "error CS0246: The type or namespace name 'Mirage'" mirage_unguarded
 # The Editor code finding link.xml with System.IO on the Packages/ literal, as it did: a cached install's player build
 # stops with BuildFailedException (the file is not under the project's Packages/ folder).
 literal_path() { sed -i 's|Path.GetFullPath(FileUtil.GetPhysicalPath("Packages/" + PackageName + "/link.xml"))|Path.GetFullPath("Packages/" + PackageName + "/link.xml")|' "$2/Editor/LinkXmlForUnityLinker.cs"; }
