@@ -294,6 +294,39 @@ namespace WhereAllocation.Tests
             Assert.Contains("TruncatedDatagrams", server.Warnings[0]);
         }
 
+        /// <summary>
+        /// A tick takes at most MaxDatagramsPerTick datagrams and leaves the rest queued for the next: 25 queued, 10 a tick,
+        /// every tick bounded, all 25 delivered, the ticks that stopped at the bound counted. A drain without a bound takes
+        /// all 25 in one tick and fails here.
+        /// </summary>
+        [Fact]
+        public void ATickTakesAtMostItsLimitAndTheNextTickTheRest()
+        {
+            PeerLike server = Server(Family.IPv4);
+            Assert.Equal(10_000, server.Socket.MaxDatagramsPerTick);
+            Assert.Throws<ArgumentOutOfRangeException>(() => server.Socket.MaxDatagramsPerTick = 0);
+            server.Socket.MaxDatagramsPerTick = 10;
+            Socket client = Plain();
+            EndPointKey target = EndPointKey.FromIPEndPoint(Target(server));
+            for (int i = 0; i < 25; i++) client.SendTo_NonAlloc(new byte[] { (byte)i }.AsSpan(), target);
+            int ticks = 0, atLimit = 0;
+            var deadline = System.Diagnostics.Stopwatch.StartNew();
+            while (server.Received < 25 && deadline.ElapsedMilliseconds < 5000)
+            {
+                int before = server.Received;
+                server.AsMirage.Tick();
+                int taken = server.Received - before;
+                Assert.InRange(taken, 0, 10);
+                if (taken == 10) atLimit++;
+                ticks++;
+                if (taken == 0) System.Threading.Thread.Sleep(1);
+            }
+            Assert.Equal(25, server.Received);
+            Assert.True(atLimit >= 2, "ticks at the limit: " + atLimit + " of " + ticks);
+            Assert.Equal(atLimit, server.Socket.TicksAtLimit);
+            Assert.Equal(24, server.LastFirst);
+        }
+
         private static IConnectionHandle First(IEnumerable<IConnectionHandle> handles)
         {
             foreach (IConnectionHandle handle in handles) return handle;

@@ -13,8 +13,8 @@ namespace WhereAllocation.Samples
     /// <see cref="Send"/> and <see cref="ISocket.Flush"/>.
     /// </summary>
     /// <remarks>
-    /// <para><b>Receiving.</b> <see cref="ISocket.Tick"/> takes every datagram queued with <c>TryReceiveFrom_NonAlloc</c>
-    /// and hands each to Mirage with one handle per socket, its key set to the sender; Mirage copies it
+    /// <para><b>Receiving.</b> <see cref="ISocket.Tick"/> takes the datagrams queued with <c>TryReceiveFrom_NonAlloc</c>, up to
+    /// <see cref="MaxDatagramsPerTick"/>, and hands each to Mirage with one handle per socket, its key set to the sender; Mirage copies it
     /// (<see cref="WhereAllocationConnectionHandle.CreateCopy"/>) only for a sender it accepts as a new connection.</para>
     /// <para><b>An unknown sender</b> (a server): its datagram goes to Mirage like any other, which accepts a valid
     /// connect request and ignores the rest. <b>A client</b> passes on only the server's datagrams and drops every other
@@ -45,6 +45,7 @@ namespace WhereAllocation.Samples
         // A client's server: the only sender whose datagrams a client passes on. Null on a server.
         private WhereAllocationConnectionHandle? _server;
         private bool _warnedTruncated, _warnedStranger, _warnedSendFull;
+        private int _maxDatagramsPerTick = 10_000;
 
         /// <summary>A socket that reports each kind of dropped datagram once to <paramref name="warning"/>.</summary>
         /// <exception cref="ArgumentNullException"><paramref name="warning"/> is null.</exception>
@@ -58,6 +59,21 @@ namespace WhereAllocation.Samples
 
         /// <summary>Datagrams a client dropped because they came from another sender than its server.</summary>
         public long StrangerDatagrams { get; private set; }
+
+        /// <summary>
+        /// The most datagrams one <see cref="ISocket.Tick"/> takes (10 000 unless set; at least 1). The rest stay queued for the
+        /// next tick, so that datagrams arriving faster than the game handles them never hold one frame forever (a drain
+        /// without a bound would); what the kernel's buffer cannot hold meanwhile it drops, as UDP does.
+        /// </summary>
+        /// <exception cref="ArgumentOutOfRangeException">The value is less than 1.</exception>
+        public int MaxDatagramsPerTick
+        {
+            get => _maxDatagramsPerTick;
+            set => _maxDatagramsPerTick = value >= 1 ? value : throw new ArgumentOutOfRangeException(nameof(value), value, "A tick takes at least one datagram.");
+        }
+
+        /// <summary>Ticks that stopped at <see cref="MaxDatagramsPerTick"/>, with datagrams possibly still queued.</summary>
+        public long TicksAtLimit { get; private set; }
 
         /// <summary>Datagrams not sent because the socket's send buffer was full.</summary>
         public long DroppedSends { get; private set; }
@@ -126,8 +142,11 @@ namespace WhereAllocation.Samples
             OnData? onData = _onData;
             if (onData == null) return;   // SetTickEvents not called yet: Mirage's Peer calls it in its constructor
             // _socket is read again for each datagram: a message handler may close the socket.
-            while (_socket != null && _socket.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out ReceivedDatagram datagram))
+            // At most MaxDatagramsPerTick: a flood faster than the game handles it must not hold the frame forever.
+            int left = _maxDatagramsPerTick;
+            while (left > 0 && _socket != null && _socket.TryReceiveFrom_NonAlloc(buffer.AsSpan(), out ReceivedDatagram datagram))
             {
+                left--;
                 if (datagram.Truncated)
                 {
                     TruncatedDatagrams++;
@@ -153,6 +172,7 @@ namespace WhereAllocation.Samples
                 }
                 onData(from, new ReadOnlySpan<byte>(buffer, 0, datagram.Length));
             }
+            if (left == 0) TicksAtLimit++;
         }
 
         /// <summary>Sends <paramref name="packet"/> to the handle's address, or drops it when the send buffer is full.</summary>
