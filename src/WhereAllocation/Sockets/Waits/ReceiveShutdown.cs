@@ -25,7 +25,7 @@ namespace WhereAllocation
     internal static class ReceiveShutdown
     {
         /// <summary>True when a receive's answer, <paramref name="received"/> bytes with a sender of <paramref name="senderLength"/> bytes, is the shutdown and no datagram: 0 bytes without a sender.</summary>
-        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)] // the one-call receive asks it per datagram: no call level on Mono
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)] // the loop's forms ask it per datagram (the one-call fast path writes it out: Mono 6.8 keeps the call there)
         internal static bool IsReport(long received, int senderLength) => received == 0 && senderLength == 0;
 
         /// <summary>What a receive reports on a socket shut down for receiving: -1 with Shutdown.</summary>
