@@ -73,8 +73,7 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(path)) return;
             AwaitEngine poller = PathDispatch.Engine(path);
-            Thread? running = poller.CurrentThread;
-            Assert.True(running == null || running.Join(Bound), "the I/O thread of an earlier test did not end");
+            Assert.True(Awaits.EngineStopped(poller, Bound), "the I/O thread of an earlier test did not end");
             using var pair = new Loopback(Family.IPv4);
             using var server = new AsyncDatagramSocket(pair.Server, mode);
             var buffer = new byte[16];

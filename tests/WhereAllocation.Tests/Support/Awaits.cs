@@ -21,6 +21,25 @@ namespace WhereAllocation.Tests
         }
 
         /// <summary>
+        /// Waits at most <paramref name="timeoutMs"/> until <paramref name="engine"/> runs no thread: false when one still runs.
+        /// A test that needs the engine stopped waits here, not on <see cref="AwaitEngine.CurrentThread"/> alone: a thread
+        /// that an earlier test's last await started is running, but unnamed (null there) until it first takes the engine's
+        /// lock, and on a loaded machine that can come after the next test's check (seen in CI: a start-up assertion failed).
+        /// </summary>
+        internal static bool EngineStopped(AwaitEngine engine, int timeoutMs)
+        {
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            while (engine.Running)
+            {
+                if (watch.ElapsedMilliseconds >= timeoutMs) return false;
+                System.Threading.Thread? thread = engine.CurrentThread;
+                if (thread != null) thread.Join(10);
+                else System.Threading.Thread.Sleep(1);
+            }
+            return true;
+        }
+
+        /// <summary>
         /// Runs <paramref name="body"/> on the thread pool (no SynchronizationContext: the test framework's would take
         /// every continuation) and waits for it at most <paramref name="timeoutMs"/>; rethrows what it threw.
         /// </summary>

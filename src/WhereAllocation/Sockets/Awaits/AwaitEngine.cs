@@ -112,6 +112,18 @@ namespace WhereAllocation
             }
         }
 
+        /// <summary>
+        /// For tests: true from the start of a thread until it ended, including the moment after its start before it named
+        /// itself (when <see cref="CurrentThread"/> is still null).
+        /// </summary>
+        internal bool Running
+        {
+            get
+            {
+                lock (_waiting) return _running;
+            }
+        }
+
         /// <summary>For tests: how many awaited sockets are live.</summary>
         internal int Registered => Volatile.Read(ref _registered);
 
