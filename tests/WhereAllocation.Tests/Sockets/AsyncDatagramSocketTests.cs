@@ -502,8 +502,7 @@ namespace WhereAllocation.Tests
             {
                 if (!Paths.TryForce(path)) continue;
                 AwaitEngine poller = PathDispatch.Engine(path);
-                GC.Collect();
-                GC.WaitForPendingFinalizers(); // wrappers earlier tests left to the collector leave the engine
+                Awaits.CollectLeftWrappers();
                 var pairs = new Loopback[4];
                 var wrappers = new AsyncDatagramSocket[4];
                 Thread? io = null;

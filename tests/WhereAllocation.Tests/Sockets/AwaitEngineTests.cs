@@ -245,8 +245,7 @@ namespace WhereAllocation.Tests
                 return;
             }
             AwaitEngine engine = PathDispatch.Engine(DatagramPath.Native);
-            GC.Collect();
-            GC.WaitForPendingFinalizers(); // wrappers earlier tests left undisposed leave the engine
+            Awaits.CollectLeftWrappers();
             Assert.True(Awaits.EngineStopped(engine, Bound), "the I/O thread of an earlier test did not end");
 
             using var pair = new Loopback(Family.IPv4);

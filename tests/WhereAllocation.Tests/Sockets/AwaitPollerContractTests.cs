@@ -357,10 +357,8 @@ namespace WhereAllocation.Tests
             if (!Paths.TryForce(path)) return;
             const int Count = 50;
             AwaitEngine poller = PathDispatch.Engine(path);
-            // Wrappers an earlier test left to the collector leave the count first: else the collections below would take
-            // them out too, and the count would end below where it started.
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
+            // First, else the collections below would take those wrappers out too, and the count would end below its start.
+            Awaits.CollectLeftWrappers();
             int before = poller.Registered;
             WeakReference[] sockets = null!, unwrapped = null!;
             // On a thread of its own, whose stack is gone by the collection (Mono scans stacks conservatively).

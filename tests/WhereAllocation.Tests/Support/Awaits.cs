@@ -21,6 +21,16 @@ namespace WhereAllocation.Tests
         }
 
         /// <summary>
+        /// Collects, and runs the finalizers: wrappers that earlier tests left to the collector unregister from their engine
+        /// now, not in the middle of a test that counts the engine's sockets or needs its thread ended.
+        /// </summary>
+        internal static void CollectLeftWrappers()
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+
+        /// <summary>
         /// Waits at most <paramref name="timeoutMs"/> until <paramref name="engine"/> runs no thread: false when one still runs.
         /// A test that needs the engine stopped waits here, not on <see cref="AwaitEngine.CurrentThread"/> alone: a thread
         /// that an earlier test's last await started is running, but unnamed (null there) until it first takes the engine's
