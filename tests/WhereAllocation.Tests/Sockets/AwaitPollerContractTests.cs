@@ -89,7 +89,10 @@ namespace WhereAllocation.Tests
             }
             Assert.True(failed.IsCompleted, "the call should end at once when the I/O thread cannot start");
             InvalidOperationException error = Assert.Throws<InvalidOperationException>(() => failed.GetAwaiter().GetResult());
-            Assert.NotNull(error.InnerException);
+            Assert.IsType<OutOfMemoryException>(error.InnerException);
+            // The message names what the runtime threw and what to expect: a user sees no more than this.
+            Assert.Contains("could not be started (OutOfMemoryException: Thread creation failed (test hook).)", error.Message);
+            Assert.Contains("the next call that has to wait tries again", error.Message);
             Assert.Null(poller.CurrentThread);
             // Nothing stuck: the next receive waits, the thread starts, and the datagram comes.
             ValueTask<ReceivedDatagram> next = server.ReceiveFromAsync(buffer);

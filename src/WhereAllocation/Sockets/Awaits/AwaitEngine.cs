@@ -242,7 +242,7 @@ namespace WhereAllocation
                 // varies (OutOfMemoryException on CoreCLR, ExecutionEngineException on Mono): one exception says what
                 // happened, with the runtime's as its cause.
                 _poller.Close();
-                return new InvalidOperationException("The library's I/O thread, which waits for every AsyncDatagramSocket, could not be started: " + e.Message, e);
+                return new InvalidOperationException("The library's I/O thread, which waits for every AsyncDatagramSocket, could not be started (" + e.GetType().Name + ": " + e.Message + "). The process may be out of memory, threads or descriptors (runtimes report each this way); the next call that has to wait tries again.", e);
             }
         }
 
