@@ -157,12 +157,13 @@ if [ ${#broken[@]} -gt 0 ]; then
   # Markers: dotnet test's normal logger "  Failed Name [t]", xunit's console "[FAIL]", the scripts' and runner's "  FAIL".
   echo "failed tests and checks (first 40):"
   grep -hE "^ +Failed [A-Za-z_]|\[FAIL\]|^ +FAIL " "$log"/*.txt | sed -E 's/^ +/  /' | cut -c1-240 | head -40
-  # And what each failed test said: dotnet test's "Error Message:" block (up to 6 lines), the suites' own runner's
-  # "FAILED: name: exception" summary line and the 2 after it. A failure that does not come back on a rerun is then
-  # still diagnosable from the tail alone.
+  # And what each failed test said: dotnet test's "Error Message:" block (up to 6 lines), xunit's console runner's lines
+  # after "[FAIL]" up to its "Stack Trace:" (up to 6), the suites' own runner's "FAILED: name: exception" summary line and
+  # the 2 after it. A failure that does not come back on a rerun is then still diagnosable from the tail alone.
   echo "their messages (first 20):"
   awk '/^ +Failed [A-Za-z_]/ { name = $0; sub(/^ +/, "", name); n = 0; next }
        /^ +Error Message:/ { if (name != "" && shown < 20) { print "  " substr(name, 1, 200); n = 6; shown++ } next }
+       /\[FAIL\]/ { if (shown < 20) { line = $0; sub(/^ +/, "", line); print "  " substr(line, 1, 200); n = 6; shown++ } next }
        /^ +Stack Trace:/ { n = 0; name = ""; next }
        /^FAILED: / { if (shown < 20) { print "  " substr($0, 1, 240); n = 2; shown++ } next }
        n > 0 { print "      " substr($0, 1, 200); n-- }' "$log"/*.txt
