@@ -49,8 +49,7 @@ namespace WhereAllocation.Tests
         /// <summary>
         /// Waits (at most 10 s) until more of the library's calls are inside a wait than <paramref name="before"/> (read
         /// before <paramref name="caller"/> started its call; the tests run one at a time): true then, false when the
-        /// caller ended first or the time ran out. A wait in slices counts itself out between two slices for a moment:
-        /// the count is read every millisecond until it is seen up.
+        /// caller ended first or the time ran out. The count is read every millisecond until it is seen up.
         /// </summary>
         public static bool UntilInside(int before, Thread caller)
         {

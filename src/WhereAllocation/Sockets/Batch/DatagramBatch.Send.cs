@@ -133,13 +133,20 @@ namespace WhereAllocation
                 if (_mode == DatagramBatchMode.SingleCalls && path != DatagramPath.Native)
                     return SendLoop(socket, path, IntPtr.Zero, null);
                 handle = SocketHandles.Get(socket);
+                int waits = SocketHandles.WaitsBeforeHold;
                 handle.DangerousAddRef(ref socketAdded);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket, waits);
                 return SendOnHandle(socket, handle.DangerousGetHandle(), handle);
             }
             finally
             {
                 if (socketAdded) handle!.DangerousRelease();
+                if (_sendWaitCounted)
+                {
+                    // A wait for room, counted among the library's waits until the handle was released (see AfterSend).
+                    _sendWaitCounted = false;
+                    SocketHandles.ExitWait();
+                }
                 ExitBlock();
             }
         }
@@ -215,7 +222,7 @@ namespace WhereAllocation
                 // The socket's mode is asked only now, when it matters (a Send that found room never asks it).
                 if (handle != null && socket.Blocking)
                 {
-                    SocketWaits.TryWaitUntil(socket, raw, handle, true, Timeout.Infinite);
+                    SocketWaits.TryWaitUntil(socket, raw, handle, true, Timeout.Infinite, ref _sendWaitCounted);
                     return true;
                 }
                 return false; // PendingCount tells the caller what is left

@@ -83,6 +83,7 @@ namespace WhereAllocation
         private int _receivedSince;  // slots a receive filled (their msg_namelen is the sender's) since the last Receive
         private SocketError _deferredError; // SingleCalls: an error met after datagrams were taken, reported next time
         private volatile bool _disposed;
+        private bool _sendWaitCounted; // Send waited for room: counted among the library's waits until it released the socket's handle
         // The calls in progress that touch the block (see EnterBlock): two interlocked operations per call, which
         // measured cheaper than the block's SafeHandle reference (DangerousAddRef/Release) on Mono, and the same on CoreCLR.
         private DisposeGuard _guard;

@@ -78,21 +78,24 @@ namespace WhereAllocation
             {
                 try
                 {
+                    int waits = SocketHandles.WaitsBeforeHold;
                     handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
-                    SocketHandles.ThrowIfDisposedWhileHeld(socket);
+                    SocketHandles.ThrowIfDisposedWhileHeld(socket, waits);
                     IntPtr raw = handle.DangerousGetHandle();
                     // Mono on Linux waits in the kernel only while receives keep finding nothing queued (WaitPolicy.KernelRun); else
                     // it tries first, at the cost it always had, and goes on to the kernel's wait in the general path.
                     if (WaitPolicy.KernelRun != 0 && socket.Blocking && WaitPolicy.WaitsInKernelOn(handle))
                     {
                         kernelWaitStart = Stopwatch.GetTimestamp();
-                        received = ReceiveInKernel(socket, raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
+                        // It releases the handle itself (added is then false), before the count of its wait ends.
+                        received = ReceiveInKernel(socket, handle, raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, ref added, out error);
                     }
                     else
                     {
                         received = OsSocketCalls.InUse.Receive(raw, start + offset, size, (flags & SocketFlags.Peek) != 0, address, &addressLength, out error);
                     }
-                    if (received < 0) retry = error == SocketError.WouldBlock || error == SocketError.Interrupted || OsSocketCalls.InUse.IsResetReportToSkip(raw, error);
+                    // After a kernel wait the handle is no longer held, and that wait has already skipped the reset reports.
+                    if (received < 0) retry = error == SocketError.WouldBlock || error == SocketError.Interrupted || (kernelWaitStart == 0 && OsSocketCalls.InUse.IsResetReportToSkip(raw, error));
                     else if (received == 0 && addressLength == 0) received = ReceiveShutdown.Reported(out error); // ReceiveShutdown.IsReport written out: called, it costs Mono's receive 10 instructions a datagram (bench/ReceiveCost compat +153, not +143)
                 }
                 finally
@@ -229,8 +232,9 @@ namespace WhereAllocation
             bool added = false;
             try
             {
+                int waits = SocketHandles.WaitsBeforeHold;
                 handle.DangerousAddRef(ref added);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket, waits);
                 IntPtr raw = handle.DangerousGetHandle();
                 // Not 'fixed (byte* p = buffer)': Mono 6.8 lacks ReadOnlySpan.GetPinnableReference's
                 // 'ref readonly' signature and throws MissingMethodException; GetReference is safe everywhere.
@@ -245,7 +249,8 @@ namespace WhereAllocation
                         sent = -1;
                         error = SocketError.Interrupted; // not tried yet: the loop below does
                     }
-                    if (sent < 0) sent = SendAgain(socket, raw, handle, payload, buffer.Length, dontRoute, address, addressLength, wait, ref error);
+                    // It releases the handle itself (added is then false), before the count of a wait for room ends.
+                    if (sent < 0) sent = SendAgain(socket, raw, handle, payload, buffer.Length, dontRoute, address, addressLength, wait, ref error, ref added);
                 }
             }
             finally
@@ -259,16 +264,36 @@ namespace WhereAllocation
 
         /// <summary>
         /// <see cref="Send"/> after a first try that did not go (or was not made): tries again after an interruption, waits for
-        /// room on a blocking socket when the caller may wait, and gives the bytes sent or -1 with the error.
+        /// room on a blocking socket when the caller may wait, and gives the bytes sent or -1 with the error. Releases the
+        /// caller's reference on <paramref name="handle"/> itself (<paramref name="added"/> is false after it), and only then
+        /// counts a wait for room out, as <see cref="ReceiveInKernel"/> does and for its reason.
         /// </summary>
-        private static long SendAgain(Socket socket, IntPtr raw, SafeHandle handle, byte* payload, int size, bool dontRoute, byte* address, int addressLength, bool wait, ref SocketError error)
+        private static long SendAgain(Socket socket, IntPtr raw, SafeHandle handle, byte* payload, int size, bool dontRoute, byte* address, int addressLength, bool wait, ref SocketError error, ref bool added)
+        {
+            bool counted = false;
+            try
+            {
+                return SendAgainHeld(socket, raw, handle, payload, size, dontRoute, address, addressLength, wait, ref error, ref counted);
+            }
+            finally
+            {
+                if (added)
+                {
+                    added = false;
+                    handle.DangerousRelease();
+                }
+                if (counted) SocketHandles.ExitWait();
+            }
+        }
+
+        private static long SendAgainHeld(Socket socket, IntPtr raw, SafeHandle handle, byte* payload, int size, bool dontRoute, byte* address, int addressLength, bool wait, ref SocketError error, ref bool counted)
         {
             while (true)
             {
                 if (error == SocketError.WouldBlock)
                 {
                     if (!wait || !socket.Blocking) return -1;
-                    SocketWaits.WaitUntil(socket, raw, handle, true, 0);
+                    SocketWaits.WaitUntil(socket, raw, handle, true, 0, ref counted);
                 }
                 else if (error != SocketError.Interrupted)
                 {
@@ -289,14 +314,35 @@ namespace WhereAllocation
         /// <summary>
         /// The one-call receive's wait in the kernel (<see cref="ReceiveLoop.InKernel"/>), out of its method so that a queued
         /// datagram's path stays short (each Mono call level and local costs the receive instructions). On Mono it uses one of
-        /// the run of kernel waits (<see cref="WaitPolicy.KernelRun"/>).
+        /// the run of kernel waits (<see cref="WaitPolicy.KernelRun"/>). A reset report to skip (<see cref="OsSocketCalls.IsResetReportToSkip"/>,
+        /// which asks the socket) is skipped here, and the wait made again, while the handle is held. Releases the caller's
+        /// reference on <paramref name="handle"/> itself (<paramref name="added"/> is false after it), and only then counts its
+        /// wait out: the count must cover the whole hold (see <see cref="SocketHandles.ThrowIfDisposedWhileHeld"/>), and a
+        /// flag for it in the caller would cost every queued datagram's receive.
         /// </summary>
         [MethodImpl(MethodImplOptions.NoInlining)]
-        private static long ReceiveInKernel(Socket socket, IntPtr raw, byte* payload, int size, bool peek, byte* address, int* addressLength, out SocketError error)
+        private static long ReceiveInKernel(Socket socket, SafeHandle handle, IntPtr raw, byte* payload, int size, bool peek, byte* address, int* addressLength, ref bool added, out SocketError error)
         {
             WaitPolicy.TakeFromKernelRun();
             var form = new OneDatagram(payload, size, peek, address, addressLength);
-            return ReceiveLoop.InKernel(ref form, socket, raw, out error);
+            bool counted = false;
+            try
+            {
+                while (true)
+                {
+                    long received = ReceiveLoop.InKernel(ref form, socket, raw, ref counted, out error);
+                    if (received >= 0 || !OsSocketCalls.InUse.IsResetReportToSkip(raw, error)) return received;
+                }
+            }
+            finally
+            {
+                if (added)
+                {
+                    added = false;
+                    handle.DangerousRelease();
+                }
+                if (counted) SocketHandles.ExitWait();
+            }
         }
     }
 }

@@ -67,13 +67,14 @@ namespace WhereAllocation
 
         /// <summary>
         /// Registers a receive about to wait in the kernel on <paramref name="socket"/>, whose handle the caller holds; counts it
-        /// among the library's waits (<see cref="SocketHandles.EnterWait"/>) too. Returns the slot for <see cref="Exit"/>, or -1
-        /// when every slot is taken or the thread cannot be started: the caller must not wait in the kernel then (it waits in
-        /// slices, which end at a Dispose too). Call it in a finally clause and <see cref="Exit"/> in another, so that a
-        /// Thread.Abort can part neither from its call (see ReceiveLoop.InKernel).
+        /// among the library's waits too (<see cref="SocketHandles.EnterWait(ref bool)"/> with the caller's
+        /// <paramref name="counted"/>: the caller counts it out after it released the handle, also when this returns -1).
+        /// Returns the slot for <see cref="Exit"/>, or -1 when every slot is taken or the thread cannot be started: the caller
+        /// must not wait in the kernel then (it waits in slices, which end at a Dispose too). Call it in a finally clause and
+        /// <see cref="Exit"/> in another, so that a Thread.Abort can part neither from its call (see ReceiveLoop.InKernel).
         /// </summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        internal static int Enter(Socket socket)
+        internal static int Enter(Socket socket, ref bool counted)
         {
             // A server that receives on one thread takes the first slot every time: one compare-exchange.
             int slot = Interlocked.CompareExchange(ref s_claims[0], 1, 0) == 0 ? 0 : ClaimAnother();
@@ -82,7 +83,8 @@ namespace WhereAllocation
             s_sockets[slot].Waiter = Thread.CurrentThread;
             // A full fence between the slot's socket and the read of the state: a thread that marked itself stopped either sees
             // this slot in its last look, or this read sees it stopped (see Run).
-            SocketHandles.EnterWait();
+            if (counted) Interlocked.MemoryBarrier();
+            else SocketHandles.EnterWait(ref counted);
             if (s_state != Registered && !Wake())
             {
                 Exit(slot);
@@ -102,11 +104,10 @@ namespace WhereAllocation
             return -1;
         }
 
-        /// <summary>Ends a registration made by <see cref="Enter"/>, before the caller releases the handle.</summary>
+        /// <summary>Ends a registration made by <see cref="Enter"/>, before the caller releases the handle (its count of the wait ends after that).</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         internal static void Exit(int slot)
         {
-            SocketHandles.ExitWait();
             // Plain writes: a registration the watchdog still sees after it ended names a socket that once waited, and the watchdog
             // touches only a disposed one's own descriptor, so a late look at it is harmless.
             s_sockets[slot].Socket = null;

@@ -112,8 +112,9 @@ namespace WhereAllocation
             long received;
             try
             {
+                int waitsBefore = SocketHandles.WaitsBeforeHold;
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
-                SocketHandles.ThrowIfDisposedWhileHeld(socket);
+                SocketHandles.ThrowIfDisposedWhileHeld(socket, waitsBefore);
                 IntPtr raw = handle.DangerousGetHandle();
                 if (inKernel && start == 0) start = Stopwatch.GetTimestamp();
                 while (true)
@@ -126,7 +127,7 @@ namespace WhereAllocation
                     }
                     else
                     {
-                        received = inKernel ? InKernel(ref form, socket, raw, out error)
+                        received = inKernel ? InKernel(ref form, socket, raw, ref counted, out error)
                             : form.Receive(raw, readied ? ReceiveStep.AfterReadiness : ReceiveStep.Try, out error);
                     }
                     if (received >= 0) break;
@@ -154,16 +155,12 @@ namespace WhereAllocation
                     // One timeout for the whole call, however many waits it takes.
                     if (timeout == SocketTimeout) timeout = OsSocketCalls.InUse.ReceiveTimeoutMilliseconds(raw);
                     if (start == 0) start = Stopwatch.GetTimestamp();
-                    if (!counted)
-                    {
-                        // Counted as waiting until the handle is released: a call on another thread after a Dispose finds the socket
-                        // disposed even while this one, woken, still holds the handle (Mono: SocketHandles.ThrowIfDisposedWhileHeld).
-                        SocketHandles.EnterWait();
-                        counted = true;
-                    }
+                    // Counted as waiting until the handle is released: a call on another thread after a Dispose finds the socket
+                    // disposed even while this one, woken, still holds the handle (Mono: SocketHandles.ThrowIfDisposedWhileHeld).
+                    SocketHandles.EnterWait(ref counted);
                     if (readied) SocketWaits.PauseAfterEmptyReadiness(socket, handle); // readable, yet nothing came: no busy loop
                     int remaining = SocketWaits.Remaining(start, timeout > 0 ? timeout : -1);
-                    if (remaining == 0 || !SocketWaits.TryWaitUntil(socket, raw, handle, false, remaining))
+                    if (remaining == 0 || !SocketWaits.TryWaitUntil(socket, raw, handle, false, remaining, ref counted))
                     {
                         received = LimitPassed;
                         error = SocketError.TimedOut;
@@ -185,9 +182,11 @@ namespace WhereAllocation
         /// for its length where the watchdog wakes kernel waits (Mono on Linux; with every slot taken, the receive that does not
         /// wait, whose "nothing queued" the caller takes for a kernel wait that ended without a datagram and goes on in slices);
         /// elsewhere counted among the library's waits only for the tests (<see cref="SocketHandles.CountKernelWaits"/>), since
-        /// CoreCLR's handle refuses new references once its Socket is disposed.
+        /// CoreCLR's handle refuses new references once its Socket is disposed. A wait counted in sets <paramref name="counted"/>,
+        /// and the caller counts it out (<see cref="SocketHandles.ExitWait"/>) after it released the handle, not before:
+        /// see <see cref="SocketHandles.ThrowIfDisposedWhileHeld"/>.
         /// </summary>
-        internal static long InKernel<TForm>(ref TForm form, Socket socket, IntPtr raw, out SocketError error)
+        internal static long InKernel<TForm>(ref TForm form, Socket socket, IntPtr raw, ref bool counted, out SocketError error)
             where TForm : struct, IWaitingReceive
         {
             if (WaitPolicy.WatchdogWakes)
@@ -195,8 +194,9 @@ namespace WhereAllocation
                 int slot = -1;
                 try
                 {
-                    // In a finally clause, which Mono's Thread.Abort does not interrupt: the claim and its slot number are never parted.
-                    try { } finally { slot = KernelWaitWatchdog.Enter(socket); }
+                    // In a finally clause, which Mono's Thread.Abort does not interrupt: the claim, its slot number and the count
+                    // are never parted.
+                    try { } finally { slot = KernelWaitWatchdog.Enter(socket, ref counted); }
                     return form.Receive(raw, slot < 0 ? ReceiveStep.Try : ReceiveStep.InKernel, out error);
                 }
                 finally
@@ -206,16 +206,8 @@ namespace WhereAllocation
                     if (slot >= 0) KernelWaitWatchdog.Exit(slot);
                 }
             }
-            bool counted = SocketHandles.CountKernelWaits;
-            if (counted) SocketHandles.EnterWait();
-            try
-            {
-                return form.Receive(raw, ReceiveStep.InKernel, out error);
-            }
-            finally
-            {
-                if (counted) SocketHandles.ExitWait();
-            }
+            if (SocketHandles.CountKernelWaits) SocketHandles.EnterWait(ref counted);
+            return form.Receive(raw, ReceiveStep.InKernel, out error);
         }
     }
 }

@@ -148,8 +148,9 @@ namespace WhereAllocation
             bool added = false;
             try
             {
+                int waits = WaitsBeforeHold;
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
-                ThrowIfDisposedWhileHeld(socket);
+                ThrowIfDisposedWhileHeld(socket, waits);
                 return new HeldHandle(handle);
             }
             catch
@@ -234,24 +235,53 @@ namespace WhereAllocation
         /// <summary>
         /// Throws ObjectDisposedException when <paramref name="socket"/> was disposed though its handle just accepted a
         /// reference: Mono's handle accepts new references until the last one held is released, so while another thread
-        /// waits in the library on the socket (and holds its handle: see <see cref="EnterWait"/>), a call made after Dispose
-        /// returned would still reach the socket. Call it right after DangerousAddRef. On .NET 8+ the handle refuses such
-        /// references itself: nothing to do. On Mono one static read per call while no library wait is in progress anywhere
-        /// in the process (the per-datagram case); else one call of the Socket's own getter of its disposed flag.
+        /// waits in the library on the socket (and holds its handle: see <see cref="EnterWait(ref bool)"/>), a call made after
+        /// Dispose returned would still reach the socket. Call it right after DangerousAddRef, with what
+        /// <see cref="WaitsBeforeHold"/> read just before it. On .NET 8+ the handle refuses such references itself: nothing to
+        /// do. On Mono one static read per call while no library wait is in progress anywhere in the process (the per-datagram
+        /// case); else one call of the Socket's own getter of its disposed flag.
         /// </summary>
+        /// <remarks>
+        /// Why the count is read before the reference, and why a wait's count ends only after its handle is released: a
+        /// waiter that holds the handle since before the Dispose is counted for as long as it holds it, so a call whose
+        /// reference succeeded after the Dispose (only because the waiter still held the handle) read the count while the
+        /// waiter was holding it, hence counted: never 0. Read after the reference, the count could already be 0 if the
+        /// waiter released and counted out between the two; and a count that ended before the release (as it once did, at the
+        /// end of the kernel wait) left the few instructions up to the release open: a call there reached the disposed
+        /// socket (seen on Mono in CI, a batch receive answering 0 instead of ObjectDisposedException, 1 run in 40 here).
+        /// </remarks>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        internal static void ThrowIfDisposedWhileHeld(Socket socket)
+        internal static void ThrowIfDisposedWhileHeld(Socket socket, int waitsBeforeHold)
         {
 #if !NET8_0_OR_GREATER
-            if (s_waits != 0) ThrowIfDisposedFlag(socket);
+            if (waitsBeforeHold != 0) ThrowIfDisposedFlag(socket);
 #endif
         }
 
         /// <summary>
-        /// Counts a wait of the library in (native poll slices, or the runtime's Poll, which holds the handle for as long as
-        /// it waits), so that <see cref="ThrowIfDisposedWhileHeld"/> asks the Socket meanwhile. Pair with <see cref="ExitWait"/>.
-        /// Kept on every runtime (.NET 8+ needs it only for <see cref="WaitsInProgress"/>): only a call that has to wait
-        /// pays it, one interlocked add before its first poll and one after, never a call that finds its datagram or room.
+        /// The library's waits in progress, read just before a call takes a handle's reference, for
+        /// <see cref="ThrowIfDisposedWhileHeld"/> after it. 0 on .NET 8+, where nothing reads it.
+        /// </summary>
+        internal static int WaitsBeforeHold
+        {
+            [MethodImpl(MethodImplOptions.AggressiveInlining)]
+            get
+            {
+#if NET8_0_OR_GREATER
+                return 0;
+#else
+                return Volatile.Read(ref s_waits);
+#endif
+            }
+        }
+
+        /// <summary>
+        /// Counts in a wait of the runtime's own that the library makes (its Poll or receive, which takes the socket's handle
+        /// and releases it before it returns), so that <see cref="ThrowIfDisposedWhileHeld"/> asks the Socket meanwhile. Pair
+        /// with <see cref="ExitWait"/> after that call. Kept on every runtime (.NET 8+ needs it only for
+        /// <see cref="WaitsInProgress"/>): only a call that has to wait pays it, one interlocked add before and one after, never a
+        /// call that finds its datagram or room. A wait made while the library itself holds the handle (its native poll slices,
+        /// its kernel waits) is counted with <see cref="EnterWait(ref bool)"/> instead, until the handle is released.
         /// </summary>
         internal static void EnterWait()
         {
@@ -259,8 +289,28 @@ namespace WhereAllocation
         }
 
         /// <summary>
+        /// Counts in a wait made while the caller holds the socket's handle, once per hold: nothing when
+        /// <paramref name="counted"/> is already true, else the count and <paramref name="counted"/> set, together (in a
+        /// finally clause, which Mono's Thread.Abort does not interrupt). The holder calls <see cref="ExitWait"/> when
+        /// <paramref name="counted"/> is true, in its finally clause, after it released the handle: the count must cover the
+        /// whole hold (see <see cref="ThrowIfDisposedWhileHeld"/>). Also a full fence when it counts.
+        /// </summary>
+        internal static void EnterWait(ref bool counted)
+        {
+            if (counted) return;
+            try
+            {
+            }
+            finally
+            {
+                Interlocked.Increment(ref s_waits);
+                counted = true;
+            }
+        }
+
+        /// <summary>
         /// Whether a receive that waits in the kernel on CoreCLR (WaitPolicy.WaitsInKernel) is counted in by
-        /// <see cref="EnterWait"/> too. (On Mono every kernel wait is counted, with its registration: KernelWaitWatchdog.Enter.) It needs no count for its own sake (CoreCLR's handle refuses new references once
+        /// <see cref="EnterWait()"/> too. (On Mono every kernel wait is counted, with its registration: KernelWaitWatchdog.Enter.) It needs no count for its own sake (CoreCLR's handle refuses new references once
         /// its Socket is disposed), and it cannot know before its call whether it will wait, so counting it would cost every
         /// receive, a queued datagram's too, two interlocked adds on one line shared by every receiving thread. Off by
         /// default; the tests turn it on, so that they can tell such a call is in its wait (<see cref="WaitsInProgress"/>).
@@ -274,7 +324,7 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// The library's synchronous calls inside a wait now, in the whole process (counted in by <see cref="EnterWait"/>). For
+        /// The library's synchronous calls inside a wait now, in the whole process (counted in by <see cref="EnterWait()"/>). For
         /// the tests: a Dispose "during" a call is made once the call is in its wait, not after a sleep that may be too short.
         /// </summary>
         internal static int WaitsInProgress => Volatile.Read(ref s_waits);

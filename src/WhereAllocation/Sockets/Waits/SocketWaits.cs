@@ -61,10 +61,10 @@ namespace WhereAllocation
             if (disposed != null) throw disposed;
         }
 
-        /// <summary>Waits until the descriptor is ready, the socket is disposed, or the timeout (0: none) passes, which throws TimedOut.</summary>
-        internal static void WaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
+        /// <summary>Waits until the descriptor is ready, the socket is disposed, or the timeout (0: none) passes, which throws TimedOut. <paramref name="counted"/>: as for <see cref="TryWaitUntil"/>.</summary>
+        internal static void WaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds, ref bool counted)
         {
-            if (!TryWaitUntil(socket, raw, handle, forWrite, timeoutMilliseconds > 0 ? timeoutMilliseconds : -1))
+            if (!TryWaitUntil(socket, raw, handle, forWrite, timeoutMilliseconds > 0 ? timeoutMilliseconds : -1, ref counted))
                 throw new SocketException((int)SocketError.TimedOut);
         }
 
@@ -84,24 +84,15 @@ namespace WhereAllocation
         /// <summary>
         /// Polls in short slices until the descriptor is ready or has an error pending (true), the timeout passes
         /// (false; a negative timeout never passes), or the socket is disposed (ObjectDisposedException). The
-        /// caller holds a reference on <paramref name="handle"/>. Allocates nothing unless it throws.
+        /// caller holds a reference on <paramref name="handle"/>, and counts the wait out
+        /// (<see cref="SocketHandles.ExitWait"/>) when <paramref name="counted"/> is true, after it released the handle: the wait
+        /// is counted in here (<see cref="SocketHandles.EnterWait(ref bool)"/>) and must stay counted for the whole hold (see
+        /// <see cref="SocketHandles.ThrowIfDisposedWhileHeld"/>). Allocates nothing unless it throws.
         /// </summary>
         /// <exception cref="SocketException">Shutdown: the socket was shut down, so nothing will ever come; or the wait itself failed.</exception>
-        internal static bool TryWaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
+        internal static bool TryWaitUntil(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds, ref bool counted)
         {
-            SocketHandles.EnterWait();
-            try
-            {
-                return TryWaitUntilCounted(socket, raw, handle, forWrite, timeoutMilliseconds);
-            }
-            finally
-            {
-                SocketHandles.ExitWait();
-            }
-        }
-
-        private static bool TryWaitUntilCounted(Socket socket, IntPtr raw, SafeHandle handle, bool forWrite, int timeoutMilliseconds)
-        {
+            SocketHandles.EnterWait(ref counted);
             long start = Stopwatch.GetTimestamp();
             while (true)
             {
