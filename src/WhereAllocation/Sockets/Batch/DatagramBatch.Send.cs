@@ -140,13 +140,9 @@ namespace WhereAllocation
             }
             finally
             {
-                if (socketAdded) handle!.DangerousRelease();
-                if (_sendWaitCounted)
-                {
-                    // A wait for room, counted among the library's waits until the handle was released (see AfterSend).
-                    _sendWaitCounted = false;
-                    SocketHandles.ExitWait();
-                }
+                // A wait for room (see AfterSend) stays counted among the library's waits until the handle is released.
+                if (handle != null) SocketHandles.ReleaseThenExitWait(handle, ref socketAdded, _sendWaitCounted);
+                _sendWaitCounted = false;
                 ExitBlock();
             }
         }

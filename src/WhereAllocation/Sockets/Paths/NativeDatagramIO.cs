@@ -277,12 +277,7 @@ namespace WhereAllocation
             }
             finally
             {
-                if (added)
-                {
-                    added = false;
-                    handle.DangerousRelease();
-                }
-                if (counted) SocketHandles.ExitWait();
+                SocketHandles.ReleaseThenExitWait(handle, ref added, counted);
             }
         }
 
@@ -336,12 +331,7 @@ namespace WhereAllocation
             }
             finally
             {
-                if (added)
-                {
-                    added = false;
-                    handle.DangerousRelease();
-                }
-                if (counted) SocketHandles.ExitWait();
+                SocketHandles.ReleaseThenExitWait(handle, ref added, counted);
             }
         }
     }

@@ -171,8 +171,7 @@ namespace WhereAllocation
             }
             finally
             {
-                if (added) handle.DangerousRelease();
-                if (counted) SocketHandles.ExitWait();
+                SocketHandles.ReleaseThenExitWait(handle, ref added, counted);
             }
             return received;
         }

@@ -324,6 +324,24 @@ namespace WhereAllocation
         }
 
         /// <summary>
+        /// Ends a hold of <paramref name="handle"/> under which a wait may have been counted in
+        /// (<see cref="EnterWait(ref bool)"/>): releases the reference when <paramref name="added"/> (and clears it, so that a
+        /// caller's own finally clause does not release it again), then counts the wait out when <paramref name="counted"/>.
+        /// In that order, so that the count covers the whole hold (see <see cref="ThrowIfDisposedWhileHeld"/>). Call it in a
+        /// finally clause.
+        /// </summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)] // at the end of every native receive that may wait (an await's too)
+        internal static void ReleaseThenExitWait(SafeHandle handle, ref bool added, bool counted)
+        {
+            if (added)
+            {
+                added = false;
+                handle.DangerousRelease();
+            }
+            if (counted) ExitWait();
+        }
+
+        /// <summary>
         /// The library's synchronous calls inside a wait now, in the whole process (counted in by <see cref="EnterWait()"/>). For
         /// the tests: a Dispose "during" a call is made once the call is in its wait, not after a sleep that may be too short.
         /// </summary>
