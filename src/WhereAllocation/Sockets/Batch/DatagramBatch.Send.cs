@@ -133,9 +133,8 @@ namespace WhereAllocation
                 if (_mode == DatagramBatchMode.SingleCalls && path != DatagramPath.Native)
                     return SendLoop(socket, path, IntPtr.Zero, null);
                 handle = SocketHandles.Get(socket);
-                int waits = SocketHandles.WaitsBeforeHold;
+                SocketHandles.ThrowIfDisposedWhileHeld(socket); // before the reference: see there
                 handle.DangerousAddRef(ref socketAdded);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket, waits);
                 return SendOnHandle(socket, handle.DangerousGetHandle(), handle);
             }
             finally

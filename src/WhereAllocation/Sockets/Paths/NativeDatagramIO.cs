@@ -78,9 +78,8 @@ namespace WhereAllocation
             {
                 try
                 {
-                    int waits = SocketHandles.WaitsBeforeHold;
+                    SocketHandles.ThrowIfDisposedWhileHeld(socket); // before the reference: see there
                     handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
-                    SocketHandles.ThrowIfDisposedWhileHeld(socket, waits);
                     IntPtr raw = handle.DangerousGetHandle();
                     // Mono on Linux waits in the kernel only while receives keep finding nothing queued (WaitPolicy.KernelRun); else
                     // it tries first, at the cost it always had, and goes on to the kernel's wait in the general path.
@@ -232,9 +231,8 @@ namespace WhereAllocation
             bool added = false;
             try
             {
-                int waits = SocketHandles.WaitsBeforeHold;
+                SocketHandles.ThrowIfDisposedWhileHeld(socket); // before the reference: see there
                 handle.DangerousAddRef(ref added);
-                SocketHandles.ThrowIfDisposedWhileHeld(socket, waits);
                 IntPtr raw = handle.DangerousGetHandle();
                 // Not 'fixed (byte* p = buffer)': Mono 6.8 lacks ReadOnlySpan.GetPinnableReference's
                 // 'ref readonly' signature and throws MissingMethodException; GetReference is safe everywhere.

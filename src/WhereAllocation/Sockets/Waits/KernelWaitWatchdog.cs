@@ -354,6 +354,22 @@ namespace WhereAllocation
 
         private static void WakeDisposed(Socket socket, Thread? waiter)
         {
+            // This hold of a disposed socket's handle is counted among the library's waits, from before the reference until
+            // after its release, as a waiter's is: the waiter it wakes counts itself out while this thread may still hold the
+            // handle, and a call made after the Dispose must not take a reference through it (SocketHandles.ThrowIfDisposedWhileHeld).
+            SocketHandles.EnterWait();
+            try
+            {
+                WakeDisposedCounted(socket, waiter);
+            }
+            finally
+            {
+                SocketHandles.ExitWait();
+            }
+        }
+
+        private static void WakeDisposedCounted(Socket socket, Thread? waiter)
+        {
             if (!SocketHandles.TryHold(socket, out HeldHandle held))
             {
                 // Refused once the last reference went and the descriptor was closed: nothing is waiting on it then. Or the Socket

@@ -112,9 +112,8 @@ namespace WhereAllocation
             long received;
             try
             {
-                int waitsBefore = SocketHandles.WaitsBeforeHold;
+                SocketHandles.ThrowIfDisposedWhileHeld(socket); // before the reference: see there
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
-                SocketHandles.ThrowIfDisposedWhileHeld(socket, waitsBefore);
                 IntPtr raw = handle.DangerousGetHandle();
                 if (inKernel && start == 0) start = Stopwatch.GetTimestamp();
                 while (true)

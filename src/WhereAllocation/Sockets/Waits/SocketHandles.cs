@@ -148,9 +148,8 @@ namespace WhereAllocation
             bool added = false;
             try
             {
-                int waits = WaitsBeforeHold;
+                ThrowIfDisposedWhileHeld(socket); // before the reference: see there
                 handle.DangerousAddRef(ref added); // throws ObjectDisposedException for a disposed socket
-                ThrowIfDisposedWhileHeld(socket, waits);
                 return new HeldHandle(handle);
             }
             catch
@@ -233,46 +232,29 @@ namespace WhereAllocation
         }
 
         /// <summary>
-        /// Throws ObjectDisposedException when <paramref name="socket"/> was disposed though its handle just accepted a
-        /// reference: Mono's handle accepts new references until the last one held is released, so while another thread
-        /// waits in the library on the socket (and holds its handle: see <see cref="EnterWait(ref bool)"/>), a call made after
-        /// Dispose returned would still reach the socket. Call it right after DangerousAddRef, with what
-        /// <see cref="WaitsBeforeHold"/> read just before it. On .NET 8+ the handle refuses such references itself: nothing to
-        /// do. On Mono one static read per call while no library wait is in progress anywhere in the process (the per-datagram
-        /// case); else one call of the Socket's own getter of its disposed flag.
+        /// Throws ObjectDisposedException when <paramref name="socket"/> was disposed while another thread waits in the library
+        /// on it: Mono's handle accepts new references until the last one held is released, so while such a waiter holds the
+        /// handle (see <see cref="EnterWait(ref bool)"/>), a call made after Dispose returned would still reach the socket. Call
+        /// it right before DangerousAddRef. On .NET 8+ the handle refuses such references itself: nothing to do. On Mono one
+        /// static read per call while no library wait is in progress anywhere in the process (the per-datagram case); else
+        /// one call of the Socket's own getter of its disposed flag.
         /// </summary>
         /// <remarks>
-        /// Why the count is read before the reference, and why a wait's count ends only after its handle is released: a
-        /// waiter that holds the handle since before the Dispose is counted for as long as it holds it, so a call whose
-        /// reference succeeded after the Dispose (only because the waiter still held the handle) read the count while the
-        /// waiter was holding it, hence counted: never 0. Read after the reference, the count could already be 0 if the
-        /// waiter released and counted out between the two; and a count that ended before the release (as it once did, at the
-        /// end of the kernel wait) left the few instructions up to the release open: a call there reached the disposed
-        /// socket (seen on Mono in CI, a batch receive answering 0 instead of ObjectDisposedException, 1 run in 40 here).
+        /// Why before the reference, and why a wait's count ends only after its handle is released. A waiter that holds the
+        /// handle since before the Dispose is counted for as long as it holds it, so a call made after the Dispose reads a
+        /// count above 0 and throws without ever holding the handle; when the waiter releases, no one else holds it and the
+        /// handle closes, so every later reference fails. Asked after the reference instead, a call that is about to throw
+        /// still held the handle for a moment, and a second call could take a reference through it while the count read 0 (a
+        /// waiter that took its datagram and called again): seen on Mono without a JIT, sends after Dispose that went out.
+        /// A count that ended before the release (as the kernel wait's once did) left the few instructions up to the release
+        /// open the same way (seen on Mono in CI: a batch receive answering 0 instead of ObjectDisposedException).
         /// </remarks>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        internal static void ThrowIfDisposedWhileHeld(Socket socket, int waitsBeforeHold)
+        internal static void ThrowIfDisposedWhileHeld(Socket socket)
         {
 #if !NET8_0_OR_GREATER
-            if (waitsBeforeHold != 0) ThrowIfDisposedFlag(socket);
+            if (Volatile.Read(ref s_waits) != 0) ThrowIfDisposedFlag(socket);
 #endif
-        }
-
-        /// <summary>
-        /// The library's waits in progress, read just before a call takes a handle's reference, for
-        /// <see cref="ThrowIfDisposedWhileHeld"/> after it. 0 on .NET 8+, where nothing reads it.
-        /// </summary>
-        internal static int WaitsBeforeHold
-        {
-            [MethodImpl(MethodImplOptions.AggressiveInlining)]
-            get
-            {
-#if NET8_0_OR_GREATER
-                return 0;
-#else
-                return Volatile.Read(ref s_waits);
-#endif
-            }
         }
 
         /// <summary>
