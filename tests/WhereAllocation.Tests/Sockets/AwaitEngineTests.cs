@@ -28,6 +28,9 @@ namespace WhereAllocation.Tests
         {
             if (!Paths.TryForce(path)) return;
             const int Rounds = 100;
+            AwaitEngine engine = PathDispatch.Engine(path);
+            Awaits.CollectLeftWrappers(); // earlier tests' wrappers, which would leave the engine's table during the count
+            int registered = engine.Registered;
             // The tokens outlive the wrappers, as an application's shutdown token does: a registration left on one would
             // keep its operation, and through it the socket, alive for as long as the token lives.
             var sources = new List<CancellationTokenSource>();
@@ -35,20 +38,28 @@ namespace WhereAllocation.Tests
             var thread = new Thread(() => sockets = RaceDisposeWithRegistration(mode, Rounds, sources));
             thread.Start();
             Assert.True(thread.Join(60_000), "the races took too long");
+            // The library's own holder, exactly, on every runtime and collector: every disposed wrapper has left the
+            // engine's table (a wrapper left there would keep its socket for the life of the process).
+            Assert.Equal(registered, engine.Registered);
             int alive = Reachability.CountAlive(sockets);
             // What the tokens hold is what is still alive with them and no longer once they are gone. The rest is held by
             // something else: the Managed path's per-thread endpoint may keep the last socket each receiving thread checked
-            // (see AwaitPollerContractTests), at most the two threads of a round here; and under a conservative collector
-            // (Mono's Boehm, Unity's), any word of a stack or of the heap that looks like a pointer keeps its object, a few of
-            // a hundred in a run, whatever the library does: there that rest is not the library's to answer for.
+            // (see AwaitPollerContractTests), at most the two threads of a round here. Mono marks every thread's stack and
+            // saved registers conservatively under both its collectors (SGen's sgen_client_init sets conservative_stack_mark,
+            // "precise marking is broken on all supported targets"), so a dead slot on a pool or I/O thread that ran a
+            // round's completion can keep that round's socket: the likely holder (not traced) of the 1 of 100 seen in 1 of
+            // 19 runs of the whole Mono suite here, never with the test alone (25 runs); the engine's table is asked
+            // exactly, above. Under Boehm (Unity's collector) any word of the heap does the same, a few of a hundred in a run:
+            // there the rest is not the library's to answer for.
             GC.KeepAlive(sources);
             sources.Clear();
             int aliveWithoutTokens = Reachability.CountAlive(sockets);
             int heldByTokens = alive - aliveWithoutTokens;
             Assert.Equal(AwaitsContract.Cell("token outlives wrapper"),
                 heldByTokens <= 0 ? "nothing left on it" : heldByTokens + " of " + Rounds + " sockets kept alive by tokens that outlived their wrappers");
+            int heldElsewhere = (path == DatagramPath.Managed ? 2 : 0) + (Runtime.IsMono ? 2 : 0);
             if (!Runtime.IsConservativeCollector)
-                Assert.True(aliveWithoutTokens <= (path == DatagramPath.Managed ? 2 : 0), aliveWithoutTokens + " of " + Rounds + " sockets alive once their tokens were gone");
+                Assert.True(aliveWithoutTokens <= heldElsewhere, aliveWithoutTokens + " of " + Rounds + " sockets alive once their tokens were gone");
         }
 
         [MethodImpl(MethodImplOptions.NoInlining)]
