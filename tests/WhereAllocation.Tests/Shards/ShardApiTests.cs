@@ -169,7 +169,9 @@ namespace WhereAllocation.Tests
             if (!ShardSupport.TryPin()) return; // asserted that this OS refuses pinning with its explicit error
             string? allowed = null;
             Exception? failure = null;
-            int last = Environment.ProcessorCount - 1;
+            // The highest CPU this process may use, not ProcessorCount - 1: a container's CPU set need not start at 0
+            // (docker --cpuset-cpus=4-5), and DOTNET_PROCESSOR_COUNT overrides the count.
+            int last = LastAllowedCpu(CpusAllowed());
             var thread = new Thread(() =>
             {
                 try
@@ -195,6 +197,18 @@ namespace WhereAllocation.Tests
             offline.Start();
             Assert.True(offline.Join(10_000));
             Assert.IsType<ArgumentOutOfRangeException>(failure);
+        }
+
+        /// <summary>The highest CPU of a Cpus_allowed_list ("0-1", "2,4-5").</summary>
+        private static int LastAllowedCpu(string list)
+        {
+            int last = -1;
+            foreach (string part in list.Split(','))
+            {
+                int dash = part.IndexOf('-');
+                last = Math.Max(last, int.Parse(dash < 0 ? part : part.Substring(dash + 1), System.Globalization.CultureInfo.InvariantCulture));
+            }
+            return last;
         }
 
         /// <summary>The calling thread's allowed CPUs as Linux lists them in /proc/thread-self/status ("0-1", "1").</summary>
