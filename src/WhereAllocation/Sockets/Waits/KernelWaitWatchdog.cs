@@ -60,6 +60,7 @@ namespace WhereAllocation
 
         private static long s_ticks;
         private static long s_wakeUps;
+        private static int s_wakesHolding;
         private static long s_interrupts;
         private static int s_starts;
         private static int s_startFailures;
@@ -123,6 +124,12 @@ namespace WhereAllocation
 
         /// <summary>Disposed sockets the thread shut down (counted just before the call) to wake their receives (for the tests).</summary>
         internal static long WakeUps => Interlocked.Read(ref s_wakeUps);
+
+        /// <summary>
+        /// The thread's holds of a disposed socket's handle in progress, each also among <see cref="SocketHandles.WaitsInProgress"/>
+        /// from before that count's rise until after its fall (for the tests, which count the calls waiting).
+        /// </summary>
+        internal static int WakesHolding => Volatile.Read(ref s_wakesHolding);
 
         /// <summary>How many times the thread was started (for the tests).</summary>
         internal static int Starts => Volatile.Read(ref s_starts);
@@ -357,6 +364,7 @@ namespace WhereAllocation
             // This hold of a disposed socket's handle is counted among the library's waits, from before the reference until
             // after its release, as a waiter's is: the waiter it wakes counts itself out while this thread may still hold the
             // handle, and a call made after the Dispose must not take a reference through it (SocketHandles.ThrowIfDisposedWhileHeld).
+            Interlocked.Increment(ref s_wakesHolding);
             SocketHandles.EnterWait();
             try
             {
@@ -365,6 +373,7 @@ namespace WhereAllocation
             finally
             {
                 SocketHandles.ExitWait();
+                Interlocked.Decrement(ref s_wakesHolding);
             }
         }
 
