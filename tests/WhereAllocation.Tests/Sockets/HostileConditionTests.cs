@@ -171,8 +171,9 @@ namespace WhereAllocation.Tests
             if (!wait.Join(5000)) return "the aborted thread did not end within 5 s";
             if (wait.Outcome != "ThreadAbort") return "the aborted receive ended with " + wait.Outcome;
             if (KernelWaitWatchdog.IsWaiting(pair.Server)) return "the aborted receive is still registered with the watchdog";
-            if (form != WaitingForm.Await && DisposeDuringWait.CallsWaiting() != wait.WaitsBefore)
-                return "the library counts " + DisposeDuringWait.CallsWaiting() + " calls waiting after the abort, " + wait.WaitsBefore + " before the receive";
+            int waitingAfter = DisposeDuringWait.CallsWaiting();
+            if (form != WaitingForm.Await && waitingAfter != wait.WaitsBefore)
+                return "the library counts " + waitingAfter + " calls waiting after the abort, " + wait.WaitsBefore + " before the receive";
             pair.Client.SendTo(new byte[] { 1 }, pair.ServerTarget);
             if (form == WaitingForm.Await)
             {
